@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds fpm and runs every test (GoogleTest unit tests and the lit suites)
+# through CTest. Installs what is missing first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+cmake --preset default
+cmake --build --preset default
+ctest --preset default --parallel "$(nproc)"
