@@ -1,0 +1,168 @@
+//===- profile_test.cpp - The fpm-profile/1 reader and writer -------------===//
+
+#include "model/profile.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace fpm;
+
+namespace {
+
+const char *ValidProfile = R"({
+  "format": "fpm-profile/1", "kernel": "matmul.rows", "device": "cpu",
+  "device_name": "test CPU", "host": "node17", "created": "2026-11-21T10:00:00Z",
+  "extra": {"unknown": "fields are ignored"},
+  "points": [
+    {"size": 1, "time": 0.0021},
+    {"size": 2, "time": 0.0035, "reps": 10, "ci": 0.00004},
+    {"size": 4, "time": 0.0061}
+  ]})";
+
+/// The message parseProfile throws for `json`, or "" when it parses.
+std::string errorOf(const std::string &json) {
+  try {
+    parseProfile(json, "bad.json");
+  } catch (const ProfileError &error) {
+    return error.what();
+  }
+  return "";
+}
+
+class TempDir {
+public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "fpm-test-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path &path() const { return path_; }
+
+private:
+  std::filesystem::path path_;
+};
+
+} // namespace
+
+TEST(Profile, ReadsEveryField) {
+  Profile profile = parseProfile(ValidProfile, "x.json");
+  EXPECT_EQ(profile.kernel, "matmul.rows");
+  EXPECT_EQ(profile.device, "cpu");
+  EXPECT_EQ(profile.deviceName, "test CPU");
+  EXPECT_EQ(profile.host, "node17");
+  ASSERT_EQ(profile.points.size(), 3u);
+  EXPECT_EQ(profile.points[1].size, 2);
+  EXPECT_DOUBLE_EQ(profile.points[1].time, 0.0035);
+  EXPECT_EQ(profile.points[1].reps, 10);
+  EXPECT_DOUBLE_EQ(*profile.points[1].ci, 0.00004);
+  EXPECT_FALSE(profile.points[0].reps.has_value());
+  EXPECT_DOUBLE_EQ(profile.points[2].speed(), 4 / 0.0061);
+}
+
+TEST(Profile, ErrorsNameTheFileAndTheProblem) {
+  struct Case {
+    const char *json;
+    const char *expected;
+  } cases[] = {
+      {"{", "bad.json: invalid JSON: "},
+      {"[]", "bad.json: the top level must be a JSON object"},
+      {R"({"kernel":"k","device":"d","points":[{"size":1,"time":1}]})",
+       "bad.json: missing required field 'format'"},
+      {R"({"format":"fpm-profile/2","kernel":"k","device":"d","points":[]})",
+       "bad.json: unsupported format 'fpm-profile/2'"},
+      {R"({"format":"fpm-profile/1","device":"d","points":[]})",
+       "bad.json: missing required field 'kernel'"},
+      {R"({"format":"fpm-profile/1","kernel":"k","points":[]})",
+       "bad.json: missing required field 'device'"},
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d"})",
+       "bad.json: missing required field 'points'"},
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d","points":[]})",
+       "bad.json: 'points' must hold at least one point"},
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",
+           "points":[{"size":2,"time":1},{"size":2,"time":1}]})",
+       "bad.json: sizes must be strictly increasing: points[1].size 2 "
+       "follows 2"},
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",
+           "points":[{"size":0,"time":1}]})",
+       "bad.json: points[0].size must be positive"},
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",
+           "points":[{"size":1.5,"time":1}]})",
+       "bad.json: points[0].size must be an integer"},
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",
+           "points":[{"size":1,"time":0}]})",
+       "bad.json: points[0].time must be finite and > 0"},
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",
+           "points":[{"size":1,"time":-2}]})",
+       "bad.json: points[0].time must be finite and > 0"},
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",
+           "points":[{"size":1,"time":1e999}]})",
+       "bad.json: invalid JSON: number overflow parsing '1e999'"},
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",
+           "points":[{"size":1,"time":"fast"}]})",
+       "bad.json: points[0].time must be a number"},
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",
+           "points":[{"time":1}]})",
+       "bad.json: points[0] has no 'size'"},
+      {R"({"format":"fpm-profile/1","kernel":7,"device":"d","points":[]})",
+       "bad.json: field 'kernel' must be a string"},
+  };
+  for (const Case &c : cases) {
+    std::string message = errorOf(c.json);
+    EXPECT_EQ(message.rfind(c.expected, 0), 0u)
+        << "for " << c.json << "\n got: " << message;
+  }
+}
+
+TEST(Profile, UnreadableFileIsNamed) {
+  try {
+    readProfile("/nonexistent/fpm/profile.json");
+    FAIL() << "expected ProfileError";
+  } catch (const ProfileError &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "/nonexistent/fpm/profile.json: cannot open: No such file or "
+              "directory");
+  }
+}
+
+TEST(Profile, WriteThenReadGivesTheSameProfile) {
+  TempDir dir;
+  Profile profile = parseProfile(ValidProfile, "x.json");
+  profile.points[0].time = 0.1 + 0.2; // needs all 17 digits to round-trip
+  std::filesystem::path file = dir.path() / "p.json";
+  writeProfile(file, profile);
+  Profile back = readProfile(file);
+  ASSERT_EQ(back.points.size(), profile.points.size());
+  for (std::size_t i = 0; i < back.points.size(); ++i) {
+    EXPECT_EQ(back.points[i].size, profile.points[i].size);
+    EXPECT_EQ(back.points[i].time, profile.points[i].time);
+    EXPECT_EQ(back.points[i].reps, profile.points[i].reps);
+    EXPECT_EQ(back.points[i].ci, profile.points[i].ci);
+  }
+  EXPECT_EQ(back.kernel, profile.kernel);
+  EXPECT_EQ(back.created, profile.created);
+  // Only the file itself is left behind: the temporary was renamed.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()),
+                          std::filesystem::directory_iterator()),
+            1);
+}
+
+TEST(Profile, WriteReplacesAtomicallyAndRefusesInvalidProfiles) {
+  TempDir dir;
+  std::filesystem::path file = dir.path() / "p.json";
+  Profile profile = parseProfile(ValidProfile, "x.json");
+  writeProfile(file, profile);
+  profile.points[0].time = -1;
+  EXPECT_THROW(writeProfile(file, profile), ProfileError);
+  // The old file is intact and nothing else was left.
+  EXPECT_DOUBLE_EQ(readProfile(file).points[0].time, 0.0021);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()),
+                          std::filesystem::directory_iterator()),
+            1);
+  EXPECT_THROW(writeProfile(dir.path() / "missing" / "p.json",
+                            parseProfile(ValidProfile, "x.json")),
+               ProfileError);
+}
