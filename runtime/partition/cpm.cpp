@@ -1,0 +1,31 @@
+//===- partition/cpm.cpp - Constant performance model ---------------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/algorithms.hpp"
+
+namespace fpm {
+
+// Thesis 000, 2.1.1: one speed per PE, shares proportional to it. The speed
+// is the one at the PE's largest profile point (spec/fpm-partition.md), and
+// rounding sees the same constant speeds, not the FPM.
+Distribution partitionCpm(const CostModel &model,
+                          const PartitionRequest &request) {
+  std::vector<double> speeds(model.size());
+  double total = 0;
+  for (std::size_t pe = 0; pe < model.size(); ++pe) {
+    speeds[pe] = model.profile(pe).points.back().speed();
+    total += speeds[pe];
+  }
+  std::vector<double> shares(model.size());
+  for (std::size_t pe = 0; pe < model.size(); ++pe)
+    shares[pe] = static_cast<double>(request.size) * speeds[pe] / total;
+  return roundShares(shares, request,
+                     [&speeds](std::size_t pe, std::int64_t units) {
+                       return static_cast<double>(units) / speeds[pe];
+                     });
+}
+
+} // namespace fpm
