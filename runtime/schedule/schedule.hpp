@@ -1,0 +1,86 @@
+//===- schedule/schedule.hpp - Self-scheduling chunk generators -*- C++ -*-===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What this folder offers: the self-scheduling schemes of seed 001 (ch. 2:
+// PSS, CSS(k), GSS, FSS with a = 2, TSS; 3.2: the two-stage schemes that
+// first hand out alpha% of the iterations by worker weight) as
+//  - chunkSequence(): the chunk sizes a master grants, in grant order, as
+//    fpm-partition prints them (spec/fpm-partition.md);
+//  - ChunkGenerator: the same chunks drawn by many threads at once, with no
+//    lock on the hot path, as the runtime's executor uses them.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace fpm {
+
+enum class Scheme { Pss, Css, Gss, Fss, Tss };
+
+/// The scheme called `name` ("pss", "css", "gss", "fss", "tss"), if any.
+std::optional<Scheme> parseScheme(std::string_view name);
+std::string_view schemeName(Scheme scheme);
+
+struct ScheduleSpec {
+  Scheme scheme = Scheme::Gss;
+  std::int64_t iterations = 0; ///< I >= 0
+  int workers = 1;             ///< P >= 1
+  std::int64_t chunk = 1;      ///< CSS's k >= 1
+  /// Two-stage (seed 001, 3.2): the percentage of I handed out by weight
+  /// first, in (0, 100]; absent for the plain scheme.
+  std::optional<double> alpha;
+  std::vector<double> weights; ///< one > 0 per worker, with alpha
+};
+
+/// The problem with a spec, or an empty string when it is valid.
+std::string validate(const ScheduleSpec &spec);
+
+/// What a master grants for `spec`, in grant order. stage1 has one share per
+/// worker in worker order (empty without alpha); stage1 and chunks together
+/// sum to I. Throws std::invalid_argument for an invalid spec.
+struct ChunkSequence {
+  std::vector<std::int64_t> stage1;
+  std::vector<std::int64_t> chunks;
+};
+ChunkSequence chunkSequence(const ScheduleSpec &spec);
+
+/// A range of iterations [begin, begin + size).
+struct Chunk {
+  std::int64_t begin = 0;
+  std::int64_t size = 0;
+};
+
+/// Hands out the chunks of a schedule to threads that call next()
+/// concurrently. Every iteration in [0, I) is handed out exactly once.
+/// A worker's first call takes its stage-1 share; when the dynamic chunks
+/// run out, stage-1 shares that no worker came for are handed out too, so
+/// that nothing is lost when fewer workers show up than the spec named.
+class ChunkGenerator {
+public:
+  explicit ChunkGenerator(const ScheduleSpec &spec);
+  ChunkGenerator(const ChunkGenerator &) = delete;
+  ChunkGenerator &operator=(const ChunkGenerator &) = delete;
+  ~ChunkGenerator();
+
+  /// The next chunk for `worker` (0 <= worker < P), or nothing when all
+  /// iterations are handed out. Thread-safe and lock-free.
+  std::optional<Chunk> next(int worker) noexcept;
+
+  std::int64_t iterations() const { return iterations_; }
+
+private:
+  struct State;
+  std::int64_t iterations_;
+  std::unique_ptr<State> state_;
+};
+
+} // namespace fpm
