@@ -2,21 +2,14 @@
 
 #include "partition/partition.hpp"
 
+#include "support/test_profiles.hpp"
+
 #include <gtest/gtest.h>
 
 using namespace fpm;
+using namespace fpm::test;
 
-namespace {
-Profile makeProfile(std::string device,
-                    std::vector<std::pair<std::int64_t, double>> points) {
-  Profile profile;
-  profile.kernel = "test";
-  profile.device = std::move(device);
-  for (auto [size, time] : points)
-    profile.points.push_back({size, time, {}, {}});
-  return profile;
-}
-} // namespace
+namespace {} // namespace
 
 TEST(CostModel, TimesFollowTheSpec) {
   CostModel model({makeProfile("a", {{2, 1.0}, {4, 1.0}, {8, 4.0}})});

@@ -2,6 +2,8 @@
 
 #include "partition/partition.hpp"
 
+#include "support/test_profiles.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,37 +11,9 @@
 #include <set>
 
 using namespace fpm;
+using namespace fpm::test;
 
 namespace {
-
-Profile makeProfile(std::string device,
-                    std::vector<std::pair<std::int64_t, double>> points) {
-  Profile profile;
-  profile.kernel = "test";
-  profile.device = std::move(device);
-  for (auto [size, time] : points)
-    profile.points.push_back({size, time, {}, {}});
-  return profile;
-}
-
-/// Uniform in [lo, hi) from the engine's bits, the same on every library.
-double uniform(std::mt19937_64 &engine, double lo, double hi) {
-  return lo + (hi - lo) * static_cast<double>(engine() >> 11) * 0x1.0p-53;
-}
-
-/// 1 to 5 points at random sizes in [1, 14] with random times, so that time
-/// is far from monotone (or subadditive) in size and the cost model
-/// extrapolates beyond them.
-Profile randomProfile(std::mt19937_64 &engine, std::string device) {
-  std::set<std::int64_t> sizes;
-  int count = 1 + static_cast<int>(engine() % 5);
-  while (static_cast<int>(sizes.size()) < count)
-    sizes.insert(1 + static_cast<std::int64_t>(engine() % 14));
-  std::vector<std::pair<std::int64_t, double>> points;
-  for (std::int64_t size : sizes)
-    points.emplace_back(size, uniform(engine, 0.05, 2.0));
-  return makeProfile(std::move(device), std::move(points));
-}
 
 /// Brute force: every multiset of packages on every PE. For each PE and k,
 /// the least time of k granules in any packages, without the remainder and

@@ -5,6 +5,8 @@
 #include "partition/partition.hpp"
 #include "support/fpm_families.hpp"
 
+#include "support/test_profiles.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,17 +14,9 @@
 #include <random>
 
 using namespace fpm;
+using namespace fpm::test;
 
 namespace {
-Profile makeProfile(std::string device,
-                    std::vector<std::pair<std::int64_t, double>> points) {
-  Profile profile;
-  profile.kernel = "test";
-  profile.device = std::move(device);
-  for (auto [size, time] : points)
-    profile.points.push_back({size, time, {}, {}});
-  return profile;
-}
 
 Distribution run(std::string_view algorithm, const CostModel &model,
                  const PartitionRequest &request) {

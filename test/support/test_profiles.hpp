@@ -1,0 +1,57 @@
+//===- support/test_profiles.hpp - Profiles made by hand for tests -*- C++
+//-*-===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Small helpers the unit tests share to build profiles by hand or at random.
+// The FPM families of thesis 000, 5.2.3, are in fpm_families.hpp.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "model/profile.hpp"
+
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fpm::test {
+
+/// A profile of kernel "test" on `device` with the given (size, time) points.
+inline Profile
+makeProfile(std::string device,
+            std::vector<std::pair<std::int64_t, double>> points) {
+  Profile profile;
+  profile.kernel = "test";
+  profile.device = std::move(device);
+  for (auto [size, time] : points)
+    profile.points.push_back({size, time, {}, {}});
+  return profile;
+}
+
+/// Uniform in [lo, hi) from the engine's bits, the same on every library
+/// (std:: distributions are not).
+inline double uniform(std::mt19937_64 &engine, double lo, double hi) {
+  return lo + (hi - lo) * static_cast<double>(engine() >> 11) * 0x1.0p-53;
+}
+
+/// 1 to 5 points at random sizes in [1, 14] with random times, so that time
+/// is far from monotone (or subadditive) in size and the cost model
+/// extrapolates beyond them: small cases for brute-force comparisons.
+inline Profile randomProfile(std::mt19937_64 &engine, std::string device) {
+  std::set<std::int64_t> sizes;
+  int count = 1 + static_cast<int>(engine() % 5);
+  while (static_cast<int>(sizes.size()) < count)
+    sizes.insert(1 + static_cast<std::int64_t>(engine() % 14));
+  std::vector<std::pair<std::int64_t, double>> points;
+  for (std::int64_t size : sizes)
+    points.emplace_back(size, uniform(engine, 0.05, 2.0));
+  return makeProfile(std::move(device), std::move(points));
+}
+
+} // namespace fpm::test
