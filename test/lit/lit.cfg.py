@@ -1,0 +1,60 @@
+# -*- Python -*- lit configuration of fpm's tool tests.
+#
+# Run through CTest (`ctest -R lit`) or directly:
+#   python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv <build>/test/lit
+# The site config (generated in the build tree) names the built tools.
+
+import os
+import sys
+
+import lit.formats
+
+config.name = "fpm"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test"]
+config.excludes = ["Inputs"]
+
+# `lit -D fpm_partition=PATH` tests another build of the tool (a sanitizer
+# build, say) against the same suite.
+if "fpm_partition" in lit_config.params:
+    config.fpm_partition = os.path.abspath(lit_config.params["fpm_partition"])
+
+if not hasattr(config, "fpm_partition"):
+    lit_config.fatal(
+        "run lit on the build tree (<build>/test/lit), whose lit.site.cfg.py "
+        "names the built tools, not on the source tree"
+    )
+
+config.test_source_root = config.fpm_lit_source_dir
+config.test_exec_root = config.fpm_lit_binary_dir
+
+for tool in ["FileCheck", "not", "count"]:
+    if not os.path.exists(os.path.join(config.llvm_tools_dir, tool)):
+        lit_config.fatal(
+            "%s is not in %s: install llvm-19-tools" % (tool, config.llvm_tools_dir)
+        )
+if not os.path.exists(config.fpm_partition):
+    lit_config.fatal(
+        "%s is not built: build the project (or the fpm-partition target) first"
+        % config.fpm_partition
+    )
+
+# FileCheck, not and count from LLVM 19, the built tools next.
+config.environment["PATH"] = os.pathsep.join(
+    [config.llvm_tools_dir, os.path.dirname(config.fpm_partition),
+     config.environment.get("PATH", os.environ.get("PATH", ""))]
+)
+# Messages and number formats must not depend on the caller's locale.
+config.environment["LC_ALL"] = "C"
+
+# `fpm-partition` as a command word in RUN lines is the built binary; the
+# lookarounds leave it alone inside paths (test/lit/fpm-partition/...) and
+# longer words. The binary's folder is on PATH as well.
+config.substitutions.append(
+    (r"(?<![\w/.-])fpm-partition(?![\w/.:-])", config.fpm_partition)
+)
+# Helper scripts run under the interpreter that runs lit.
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(
+    ("%examples", os.path.join(config.fpm_source_dir, "examples"))
+)
