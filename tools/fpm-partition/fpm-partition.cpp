@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fpm/version.h"
 #include "model/profile.hpp"
 #include "partition/partition.hpp"
 #include "schedule/schedule.hpp"
@@ -41,10 +42,6 @@
 #include <string_view>
 #include <system_error>
 #include <vector>
-
-#ifndef FPM_VERSION
-#define FPM_VERSION "unknown"
-#endif
 
 namespace {
 
@@ -736,7 +733,7 @@ Result run(std::span<const std::string_view> args) {
     if (arg == "--help" || arg == "-h")
       return {helpText(), {}};
     if (arg == "--version")
-      return {std::string(ToolName) + " (fpm) " FPM_VERSION "\n", {}};
+      return {std::string(ToolName) + " (fpm) " FPM_VERSION_STRING "\n", {}};
   }
 
   CommandLine line = splitCommandLine(args);
