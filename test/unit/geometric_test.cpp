@@ -1,0 +1,188 @@
+//===- geometric_test.cpp - Geometric bisection partitioning --------------===//
+
+#include "partition/algorithms.hpp"
+#include "support/fpm_families.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+using namespace fpm;
+
+namespace {
+
+Profile makeProfile(std::string device,
+                    std::vector<std::pair<std::int64_t, double>> points) {
+  Profile profile;
+  profile.kernel = "test";
+  profile.device = std::move(device);
+  for (auto [size, time] : points)
+    profile.points.push_back({size, time, {}, {}});
+  return profile;
+}
+
+/// Uniform in [lo, hi) from the engine's bits, the same on every library.
+double uniform(std::mt19937_64 &engine, double lo, double hi) {
+  return lo + (hi - lo) * static_cast<double>(engine() >> 11) * 0x1.0p-53;
+}
+
+/// Awkward FPMs: single points, sharp drops and rises, sawtooth, speeds over
+/// four orders of magnitude, sizes from 1 to 10^6.
+Profile awkwardProfile(std::mt19937_64 &engine, std::string device) {
+  int count = 1 + static_cast<int>(engine() % 8);
+  std::set<std::int64_t> sizes;
+  while (static_cast<int>(sizes.size()) < count)
+    sizes.insert(
+        static_cast<std::int64_t>(std::pow(10, uniform(engine, 0, 6))));
+  std::vector<std::pair<std::int64_t, double>> points;
+  double speed = std::pow(10, uniform(engine, 0, 4));
+  for (std::int64_t size : sizes) {
+    if (engine() % 3 == 0) // a cliff or a jump
+      speed *= std::pow(10, uniform(engine, -2, 2));
+    points.emplace_back(size, static_cast<double>(size) / speed);
+  }
+  return makeProfile(std::move(device), std::move(points));
+}
+
+/// The PEs with work finish within `tolerance` of each other; one without
+/// would take longer than the makespan for a single unit (the slow PEs of
+/// the smooth family are that slow at small sizes).
+void expectFinishTogether(const CostModel &model,
+                          const Distribution &distribution, double tolerance) {
+  Evaluation evaluation = evaluate(model, distribution);
+  double fastest = INFINITY;
+  for (std::size_t pe = 0; pe < model.size(); ++pe) {
+    if (distribution.iterations(pe) > 0)
+      fastest = std::min(fastest, evaluation.times[pe]);
+    else
+      EXPECT_GT(model.time(pe, 1), evaluation.makespan) << "PE " << pe;
+  }
+  EXPECT_LT(evaluation.makespan - fastest, tolerance * evaluation.makespan);
+}
+
+} // namespace
+
+TEST(Geometric, ConstantSpeedsGiveTheProportionalSplit) {
+  // Speeds 1, 3 and 6 units per second, some with several points.
+  CostModel model({makeProfile("a", {{10, 10.0}}),
+                   makeProfile("b", {{3, 1.0}, {30, 10.0}, {300, 100.0}}),
+                   makeProfile("c", {{60, 10.0}, {120, 20.0}})});
+  for (std::int64_t granularity : {1, 3, 10}) {
+    PartitionRequest request{1000, granularity, 100};
+    Distribution result = partitionGeometric(model, request);
+    ASSERT_EQ(checkDistribution(result, request, 3), "");
+    const double share[] = {100, 300, 600};
+    for (std::size_t pe = 0; pe < 3; ++pe)
+      EXPECT_NEAR(static_cast<double>(result.iterations(pe)), share[pe],
+                  granularity)
+          << "G = " << granularity << ", PE " << pe;
+  }
+  // Exactly proportional when the shares are whole granules.
+  PartitionRequest request{1000, 1, 100};
+  Distribution result = partitionGeometric(model, request);
+  EXPECT_EQ(result.packages,
+            (std::vector<std::vector<std::int64_t>>{{100}, {300}, {600}}));
+}
+
+TEST(Geometric, SmoothFpmsFinishTogether) {
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    int p = 2 + static_cast<int>(seed % 7);
+    CostModel model(
+        test::makeFamily(test::Family::Smooth, p, 1 << 20, 1, seed, 64));
+    PartitionRequest request{std::int64_t{3} << 19, 1, 100};
+    Distribution result = partitionGeometric(model, request);
+    ASSERT_EQ(checkDistribution(result, request, model.size()), "");
+    expectFinishTogether(model, result, 1e-4);
+  }
+}
+
+TEST(Geometric, PaperShapesFinishTogether) {
+  // Increasing and concave, then decreasing: the shapes of seed 002, 2.1,
+  // where the line meets each speed function once.
+  CostModel model(
+      {makeProfile("a",
+                   {{100, 1.0}, {1000, 5.0}, {10000, 40.0}, {100000, 800.0}}),
+       makeProfile("b",
+                   {{100, 0.5}, {1000, 2.0}, {10000, 15.0}, {100000, 400.0}}),
+       makeProfile("c", {{100, 4.0}, {1000, 30.0}, {100000, 2500.0}})});
+  for (std::int64_t n : {50, 1000, 25000, 300000, 5000000}) {
+    PartitionRequest request{n, 1, 100};
+    Distribution result = partitionGeometric(model, request);
+    ASSERT_EQ(checkDistribution(result, request, 3), "");
+    double slowest = evaluate(model, result).makespan;
+    // One unit more or less on any PE is all rounding may leave.
+    for (std::size_t pe = 0; pe < 3; ++pe)
+      EXPECT_GE(model.time(pe, result.iterations(pe) + 1),
+                slowest * (1 - 1e-12))
+          << "N = " << n << ", PE " << pe;
+  }
+}
+
+TEST(Geometric, TakesTheLargestIntersection) {
+  // PE 0's speed rises tenfold between 10 and 20 units, so its time falls
+  // there (10 s at 10 units, 2 s at 20): a line through the origin meets
+  // its speed function three times. The slow PE 1 runs 1 unit per second.
+  CostModel model({makeProfile("jump", {{10, 10.0}, {20, 2.0}, {100, 10.0}}),
+                   makeProfile("slow", {{1, 1.0}})});
+  // N = 30: the best split is 27 + 3 or 28 + 2 (makespan 2.8); the first
+  // intersection would balance at 15 + 15.
+  PartitionRequest request{30, 1, 100};
+  Distribution result = partitionGeometric(model, request);
+  ASSERT_EQ(checkDistribution(result, request, 2), "");
+  EXPECT_NEAR(evaluate(model, result).makespan, 2.8, 1e-12);
+
+  // N = 12: X_0(T) jumps from 4.29 to 12 at T = 12 / 2.8; keeping the jump
+  // gives all 12 units to PE 0 (4.29 s); splitting it would cost 7.7 s.
+  request.size = 12;
+  result = partitionGeometric(model, request);
+  ASSERT_EQ(checkDistribution(result, request, 2), "");
+  EXPECT_EQ(result.packages,
+            (std::vector<std::vector<std::int64_t>>{{12}, {}}));
+}
+
+TEST(Geometric, IsValidOnAwkwardFpms) {
+  std::mt19937_64 engine(11);
+  for (int trial = 0; trial < 400; ++trial) {
+    int p = 1 + static_cast<int>(engine() % 8);
+    std::vector<Profile> profiles;
+    for (int pe = 0; pe < p; ++pe)
+      profiles.push_back(awkwardProfile(engine, "p" + std::to_string(pe)));
+    CostModel model(std::move(profiles));
+    const std::int64_t sizes[] = {
+        1, 1 + static_cast<std::int64_t>(engine() % 10),
+        std::max<std::int64_t>(1, model.defaultGranularity() - 1),
+        static_cast<std::int64_t>(std::pow(10, uniform(engine, 0, 7))),
+        std::int64_t{1} << 40};
+    for (std::int64_t n : sizes) {
+      std::int64_t g = trial % 3 == 0
+                           ? 1 + static_cast<std::int64_t>(engine() % 9)
+                           : std::min(model.defaultGranularity(), n);
+      PartitionRequest request{n, g, 100};
+      Distribution result = partitionGeometric(model, request);
+      ASSERT_EQ(checkDistribution(result, request, model.size()), "")
+          << "trial " << trial << ", N = " << n << ", G = " << g;
+      EXPECT_TRUE(std::isfinite(evaluate(model, result).makespan));
+    }
+  }
+}
+
+TEST(Geometric, IsCloseToTheBestSingleShare) {
+  // HPOPTA is exact with one package per PE; bisection plus rounding should
+  // lose little to it on the FPM families the thesis uses.
+  for (test::Family family : {test::Family::Smooth, test::Family::SemiRandom}) {
+    for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+      CostModel model(test::makeFamily(family, 4, 4096, 8, seed, 32));
+      PartitionRequest request{4000, 8, 100};
+      Distribution geometric = partitionGeometric(model, request);
+      Distribution best = partitionHpopta(model, request);
+      ASSERT_EQ(checkDistribution(geometric, request, 4), "");
+      double ours = evaluate(model, geometric).makespan,
+             exact = evaluate(model, best).makespan;
+      EXPECT_GE(ours, exact * (1 - 1e-12));
+      EXPECT_LE(ours, exact * 1.05)
+          << test::familyName(family) << ", seed " << seed;
+    }
+  }
+}
