@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The main job: build fpm, then partition the shipped example profiles with
+# every static partitioner and compare them under the one cost model; then
+# show how the self-scheduling schemes would grant the same loop's chunks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+cmake --preset default >/dev/null
+cmake --build --preset default
+
+partition=build/bin/fpm-partition
+profiles=(examples/profiles/*.json)
+size=${FPM_DEMO_SIZE:-6000}
+
+echo
+echo "== fpm-partition --size $size --algorithm wdah ${profiles[*]}"
+"$partition" --size "$size" --algorithm wdah "${profiles[@]}"
+
+echo
+echo "== Every partitioner on the same $size iterations (cost model of spec/fpm-partition.md)"
+for algorithm in equal cpm geometric numerical hpopta wdah-heuristic wdah optimal; do
+  "$partition" --size "$size" --algorithm "$algorithm" --format json "${profiles[@]}"
+  echo
+done | python3 scripts/compare-partitioners.py
+
+echo
+echo "== Self-scheduling: the chunks a master grants for $size iterations on ${#profiles[@]} workers"
+for scheme in gss fss tss; do
+  "$partition" --size "$size" --algorithm "$scheme" --workers "${#profiles[@]}"
+done
