@@ -13,6 +13,7 @@
 
 #include "model/profile.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <set>
@@ -51,6 +52,24 @@ inline Profile randomProfile(std::mt19937_64 &engine, std::string device) {
   std::vector<std::pair<std::int64_t, double>> points;
   for (std::int64_t size : sizes)
     points.emplace_back(size, uniform(engine, 0.05, 2.0));
+  return makeProfile(std::move(device), std::move(points));
+}
+
+/// Awkward FPMs: single points, sharp drops and rises, sawtooth, speeds over
+/// four orders of magnitude, sizes from 1 to 10^6.
+inline Profile awkwardProfile(std::mt19937_64 &engine, std::string device) {
+  int count = 1 + static_cast<int>(engine() % 8);
+  std::set<std::int64_t> sizes;
+  while (static_cast<int>(sizes.size()) < count)
+    sizes.insert(
+        static_cast<std::int64_t>(std::pow(10, uniform(engine, 0, 6))));
+  std::vector<std::pair<std::int64_t, double>> points;
+  double speed = std::pow(10, uniform(engine, 0, 4));
+  for (std::int64_t size : sizes) {
+    if (engine() % 3 == 0) // a cliff or a jump
+      speed *= std::pow(10, uniform(engine, -2, 2));
+    points.emplace_back(size, static_cast<double>(size) / speed);
+  }
   return makeProfile(std::move(device), std::move(points));
 }
 

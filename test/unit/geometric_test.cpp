@@ -2,6 +2,7 @@
 
 #include "partition/algorithms.hpp"
 #include "support/fpm_families.hpp"
+#include "support/test_profiles.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,41 +11,9 @@
 #include <set>
 
 using namespace fpm;
+using namespace fpm::test;
 
 namespace {
-
-Profile makeProfile(std::string device,
-                    std::vector<std::pair<std::int64_t, double>> points) {
-  Profile profile;
-  profile.kernel = "test";
-  profile.device = std::move(device);
-  for (auto [size, time] : points)
-    profile.points.push_back({size, time, {}, {}});
-  return profile;
-}
-
-/// Uniform in [lo, hi) from the engine's bits, the same on every library.
-double uniform(std::mt19937_64 &engine, double lo, double hi) {
-  return lo + (hi - lo) * static_cast<double>(engine() >> 11) * 0x1.0p-53;
-}
-
-/// Awkward FPMs: single points, sharp drops and rises, sawtooth, speeds over
-/// four orders of magnitude, sizes from 1 to 10^6.
-Profile awkwardProfile(std::mt19937_64 &engine, std::string device) {
-  int count = 1 + static_cast<int>(engine() % 8);
-  std::set<std::int64_t> sizes;
-  while (static_cast<int>(sizes.size()) < count)
-    sizes.insert(
-        static_cast<std::int64_t>(std::pow(10, uniform(engine, 0, 6))));
-  std::vector<std::pair<std::int64_t, double>> points;
-  double speed = std::pow(10, uniform(engine, 0, 4));
-  for (std::int64_t size : sizes) {
-    if (engine() % 3 == 0) // a cliff or a jump
-      speed *= std::pow(10, uniform(engine, -2, 2));
-    points.emplace_back(size, static_cast<double>(size) / speed);
-  }
-  return makeProfile(std::move(device), std::move(points));
-}
 
 /// The PEs with work finish within `tolerance` of each other; one without
 /// would take longer than the makespan for a single unit (the slow PEs of
