@@ -1,5 +1,4 @@
-//===- support/test_profiles.hpp - Profiles made by hand for tests -*- C++
-//-*-===//
+//===- support/test_profiles.hpp - Hand-made test profiles ----*- C++ -*-===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //

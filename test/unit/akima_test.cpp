@@ -1,6 +1,7 @@
 //===- akima_test.cpp - Akima spline speed functions ----------------------===//
 
 #include "model/speed.hpp"
+#include "support/test_profiles.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <random>
 
 using namespace fpm;
+using fpm::test::uniform;
 
 namespace {
 
@@ -23,12 +25,11 @@ std::vector<SpeedKnot> knotsOf(std::vector<double> sizes,
 /// Random knots: increasing sizes, speeds over three orders of magnitude,
 /// with sharp drops.
 std::vector<SpeedKnot> randomKnots(std::mt19937_64 &random, int count) {
-  std::uniform_real_distribution<double> gap(1, 100), speed(0, 3);
   std::vector<SpeedKnot> knots;
   double x = 0;
   for (int i = 0; i < count; ++i) {
-    x += gap(random);
-    knots.push_back({x, std::pow(10.0, speed(random))});
+    x += uniform(random, 1, 100);
+    knots.push_back({x, std::pow(10.0, uniform(random, 0, 3))});
   }
   return knots;
 }
@@ -195,15 +196,14 @@ TEST(Akima, StaysPositiveBetweenSharpDrops) {
 
 TEST(Akima, DerivativeMatchesFiniteDifferences) {
   std::mt19937_64 random(3);
-  std::uniform_real_distribution<double> unit(0, 1);
   int checked = 0;
   for (int trial = 0; trial < 100; ++trial) {
     std::vector<SpeedKnot> knots = randomKnots(random, 1 + trial % 10);
-    AkimaSpeed spline(knots, knots.back().x * (1 + 4 * unit(random)));
+    AkimaSpeed spline(knots, knots.back().x * uniform(random, 1, 5));
     double end = spline.knots().back().x, h = 1e-6 * end;
     double floor = slowest(knots) / 2;
     for (int sample = 0; sample < 50; ++sample) {
-      double x = 1.2 * end * unit(random);
+      double x = uniform(random, 0, 1.2 * end);
       double lo = spline.speed(x - h), hi = spline.speed(x + h);
       // Not across a knot or onto the floor, where the derivative jumps.
       bool nearKnot = false;

@@ -150,7 +150,7 @@ TEST(Geometric, IsCloseToTheBestSingleShare) {
       double ours = evaluate(model, geometric).makespan,
              exact = evaluate(model, best).makespan;
       EXPECT_GE(ours, exact * (1 - 1e-12));
-      EXPECT_LE(ours, exact * 1.05)
+      EXPECT_LE(ours, exact * 1.01)
           << test::familyName(family) << ", seed " << seed;
     }
   }
