@@ -283,15 +283,10 @@ ChunkGenerator::ChunkGenerator(const ScheduleSpec &spec)
   state.shareBegin.resize(workers);
   state.shareSize = shares;
   std::int64_t begin = 0;
-  int unclaimed = 0;
   for (std::size_t w = 0; w < workers; ++w) {
     state.shareBegin[w] = begin;
     begin += shares[w];
-    const bool empty = shares[w] == 0;
-    state.claimed[w].store(empty, std::memory_order_relaxed);
-    unclaimed += empty ? 0 : 1;
   }
-  state.unclaimed.store(unclaimed, std::memory_order_relaxed);
 
   state.dynamicBegin = begin;
   state.dynamicSize = spec.iterations - begin;
@@ -307,10 +302,23 @@ ChunkGenerator::ChunkGenerator(const ScheduleSpec &spec)
     std::partial_sum(sizes.begin(), sizes.end(), state.offsets.begin() + 1);
     state.chunkCount = sizes.size();
   }
+  reset();
   // Threads that draw chunks are started after this, which publishes it.
 }
 
 ChunkGenerator::~ChunkGenerator() = default;
+
+void ChunkGenerator::reset() noexcept {
+  State &state = *state_;
+  int unclaimed = 0;
+  for (std::size_t w = 0; w < state.claimed.size(); ++w) {
+    const bool empty = state.shareSize[w] == 0;
+    state.claimed[w].store(empty, std::memory_order_relaxed);
+    unclaimed += empty ? 0 : 1;
+  }
+  state.unclaimed.store(unclaimed, std::memory_order_relaxed);
+  state.nextChunk.store(0, std::memory_order_relaxed);
+}
 
 std::optional<Chunk> ChunkGenerator::next(int worker) noexcept {
   State &state = *state_;

@@ -75,6 +75,12 @@ public:
   /// iterations are handed out. Thread-safe and lock-free.
   std::optional<Chunk> next(int worker) noexcept;
 
+  /// Makes every chunk available again, as if just constructed, so that a
+  /// loop called many times reuses one table instead of allocating. Not
+  /// concurrently with next(): whatever starts the drawing threads after it
+  /// publishes it.
+  void reset() noexcept;
+
   std::int64_t iterations() const { return iterations_; }
 
 private:
