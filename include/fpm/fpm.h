@@ -1,0 +1,116 @@
+/*===- fpm/fpm.h - The fpm runtime's C API -------------------------*- C
+-*-===*\
+|*                                                                            *|
+|* Part of fpm, under the Apache License v2.0 with LLVM Exceptions.           *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+/*
+ * Runs one data-parallel loop split across the runtime's processing elements
+ * (PEs). This is what `fpm-rewrite` turns `#pragma fpm partition` into, and
+ * it is usable by hand from C11 and C++17 alike; `fpm.hpp` is a thinner C++
+ * layer over it.
+ *
+ * The loop is seen in its *logical* iteration space: a trip count T and
+ * iterations 0 .. T-1. The caller maps logical iteration k back to its own
+ * loop variable (i = lower + k * step), so any integer type, any step sign
+ * and any comparison reduce to one unsigned-free form with no overflow.
+ *
+ * Link with -lfpmrt; the library finds its own dependencies (libomp).
+ *
+ * Environment variables (spec/pragma.md): FPM_SCHEDULE overrides every
+ * loop's schedule, FPM_DEVICES its devices, FPM_VERBOSE=1 prints on stderr
+ * how each loop was split.
+ */
+#ifndef FPM_FPM_H
+#define FPM_FPM_H
+
+#include <stdint.h>
+
+#include "fpm/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes. 0 is success. */
+enum {
+  FPM_OK = 0,
+  FPM_ERROR_INVALID_ARGUMENT = 1, /* a bad schedule string, count or body */
+  FPM_ERROR_STOPPED = 2,          /* a body asked the loop to stop */
+  FPM_ERROR_RUNTIME = 3           /* the runtime failed (out of memory, ...) */
+};
+
+/*
+ * Runs logical iterations [begin, end) of the loop. Called concurrently from
+ * several threads with disjoint ranges; each iteration of the loop is passed
+ * in exactly one call. Returns 0 to go on, non-zero to stop the loop: no new
+ * chunks are handed out, chunks already running finish, and fpm_parallel_for
+ * returns FPM_ERROR_STOPPED. (The C++ layer uses this to carry an exception
+ * out of the loop.)
+ */
+typedef int (*fpm_body_fn)(int64_t begin, int64_t end, void *context);
+
+/* What the runtime knows about a loop. Zero-initialise, then set fields. */
+typedef struct fpm_loop {
+  /* Stable name: the key of its stored profiles (pragma `name(...)`, or the
+     rewriter's default `<file stem>.<function>.<k>`). May be NULL. */
+  const char *name;
+  /* A schedule as in the pragma's `schedule(...)`, without the clause:
+     "gss", "gss, 80", "css(4)", "wdah, 100", "equal", "auto", ...
+     NULL or "" means "auto". FPM_SCHEDULE, when set, wins. */
+  const char *schedule;
+  /* "cpu", "gpu", "all"; NULL means "all". FPM_DEVICES, when set, wins. */
+  const char *devices;
+  /* The minimal package in iterations (the seeds' lambda); 0: the runtime
+     chooses. */
+  int64_t grain;
+  /* Where the loop is, for messages and traces. May be NULL / 0. */
+  const char *file;
+  int line;
+} fpm_loop;
+
+/*
+ * Runs `body` over logical iterations [0, trip_count) split across the PEs
+ * by `loop->schedule`, and returns when all are done. trip_count may be 0
+ * (body is not called). `loop` may be NULL (defaults). Returns FPM_OK, or an
+ * error code, in which case fpm_last_error() says what went wrong; on
+ * FPM_ERROR_INVALID_ARGUMENT nothing ran.
+ */
+int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
+                     void *context);
+
+/* The comparison in a canonical loop's test, the loop variable on the left. */
+enum fpm_compare {
+  FPM_LT = 0, /* v <  upper */
+  FPM_LE = 1, /* v <= upper */
+  FPM_GT = 2, /* v >  upper */
+  FPM_GE = 3, /* v >= upper */
+  FPM_NE = 4  /* v != upper */
+};
+
+/*
+ * The trip count of `for (v = lower; v CMP upper; v += step)`, computed
+ * without overflow, as OpenMP evaluates it once before the loop. The values
+ * are the loop variable's, converted to 64 bits: with is_unsigned != 0,
+ * lower and upper are read as uint64_t bit patterns (an unsigned loop
+ * variable), step stays signed (`v -= 2` is step -2). Returns the count
+ * (0 when the test fails at once), or -1 when the loop never ends or its
+ * count is not representable: step 0, a step pointing away from the bound,
+ * `!=` with a bound the steps never hit exactly, or more than INT64_MAX
+ * iterations. Iteration k then has v = lower + k * step, computed in the
+ * loop variable's type.
+ */
+int64_t fpm_trip_count(int64_t lower, int64_t upper, int64_t step, int compare,
+                       int is_unsigned);
+
+/* A message for the calling thread's last error, or "" when there was none. */
+const char *fpm_last_error(void);
+
+/* How many CPU threads the runtime's OpenMP team has. */
+int fpm_cpu_threads(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FPM_FPM_H */

@@ -1,0 +1,198 @@
+//===- api/fpm.cpp - The C API of include/fpm/fpm.h -----------------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Thin over exec/: reads the environment's overrides, turns C arguments into
+// a LoopCall, and exceptions into status codes and fpm_last_error(). The
+// environment is read on every call (a few hundred nanoseconds) so that a
+// program, or a test, may change it between loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fpm/fpm.h"
+
+#include "exec/exec.hpp"
+
+#include <cstdlib>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace {
+
+thread_local std::string lastError;
+
+int fail(int status, std::string message) {
+  lastError = std::move(message);
+  return status;
+}
+
+std::string_view view(const char *text) {
+  return text ? std::string_view(text) : std::string_view();
+}
+
+/// A set environment variable, or empty.
+std::string_view environment(const char *name) {
+  return view(std::getenv(name));
+}
+
+struct Devices {
+  bool cpu = false;
+  bool gpu = false;
+};
+
+/// A devices list: "cpu", "gpu", "all", separated by commas or spaces;
+/// empty is "all". Throws std::invalid_argument.
+Devices parseDevices(std::string_view text, std::string_view origin) {
+  Devices devices;
+  bool any = false;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = text.find_first_of(", \t", at);
+    const std::string_view word =
+        text.substr(at, end == std::string_view::npos ? end : end - at);
+    at = end == std::string_view::npos ? text.size() : end + 1;
+    if (word.empty())
+      continue;
+    any = true;
+    if (word == "cpu")
+      devices.cpu = true;
+    else if (word == "gpu")
+      devices.gpu = true;
+    else if (word == "all")
+      devices.cpu = devices.gpu = true;
+    else
+      throw std::invalid_argument(std::string(origin) + " \"" +
+                                  std::string(text) + "\": unknown device '" +
+                                  std::string(word) +
+                                  "'; expected cpu, gpu or all");
+  }
+  if (!any)
+    devices.cpu = devices.gpu = true;
+  return devices;
+}
+
+bool verboseWanted() {
+  const std::string_view value = environment("FPM_VERBOSE");
+  return !value.empty() && value != "0";
+}
+
+} // namespace
+
+extern "C" int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count,
+                                fpm_body_fn body, void *context) {
+  try {
+    const fpm_loop defaults{};
+    const fpm_loop &info = loop ? *loop : defaults;
+    fpm::LoopCall call;
+    call.name = view(info.name);
+    call.file = view(info.file);
+    call.line = info.line;
+    call.grain = info.grain;
+    call.tripCount = trip_count;
+    call.body = body;
+    call.context = context;
+    call.verbose = verboseWanted();
+
+    const std::string_view scheduleOverride = environment("FPM_SCHEDULE");
+    const bool overridden = !scheduleOverride.empty();
+    call.schedule = overridden ? scheduleOverride : view(info.schedule);
+
+    const std::string_view devicesOverride = environment("FPM_DEVICES");
+    const Devices devices = devicesOverride.empty()
+                                ? parseDevices(view(info.devices), "devices")
+                                : parseDevices(devicesOverride, "FPM_DEVICES");
+    // Verbose notes only: built when they will be printed.
+    std::string note;
+    if (call.verbose) {
+      if (overridden)
+        note = "schedule from FPM_SCHEDULE";
+      // OpenCL PEs come in a later issue: a GPU-only loop runs on the CPU.
+      if (!devices.cpu)
+        note += std::string(note.empty() ? "" : "; ") +
+                "devices gpu: no GPU PEs yet, running on the CPU";
+      call.note = note;
+    }
+
+    try {
+      const fpm::LoopStatus status = fpm::runLoop(call);
+      if (status == fpm::LoopStatus::Stopped)
+        return fail(FPM_ERROR_STOPPED, "a body stopped the loop");
+      return FPM_OK;
+    } catch (const std::invalid_argument &error) {
+      // Name where a bad schedule came from: the user set it, not the code.
+      return fail(FPM_ERROR_INVALID_ARGUMENT,
+                  overridden ? "FPM_SCHEDULE: " + std::string(error.what())
+                             : std::string(error.what()));
+    }
+  } catch (const std::invalid_argument &error) {
+    return fail(FPM_ERROR_INVALID_ARGUMENT, error.what());
+  } catch (const std::exception &error) {
+    return fail(FPM_ERROR_RUNTIME, error.what());
+  } catch (...) {
+    return fail(FPM_ERROR_RUNTIME, "unknown error");
+  }
+}
+
+namespace {
+
+/// The trip count of the canonical loop in exact 128-bit arithmetic.
+__int128 tripCount(__int128 lower, __int128 upper, __int128 step, int compare) {
+  switch (compare) {
+  case FPM_LT:
+    if (!(lower < upper))
+      return 0;
+    return step > 0 ? (upper - lower + step - 1) / step : -1;
+  case FPM_LE:
+    if (!(lower <= upper))
+      return 0;
+    return step > 0 ? (upper - lower) / step + 1 : -1;
+  case FPM_GT:
+    if (!(lower > upper))
+      return 0;
+    return step < 0 ? (lower - upper - step - 1) / -step : -1;
+  case FPM_GE:
+    if (!(lower >= upper))
+      return 0;
+    return step < 0 ? (lower - upper) / -step + 1 : -1;
+  case FPM_NE: {
+    if (lower == upper)
+      return 0;
+    if (step == 0)
+      return -1;
+    const __int128 distance = upper - lower;
+    // Must hit the bound exactly, walking towards it.
+    if (distance % step != 0 || (distance > 0) != (step > 0))
+      return -1;
+    return distance / step;
+  }
+  default:
+    return -1;
+  }
+}
+
+} // namespace
+
+extern "C" int64_t fpm_trip_count(int64_t lower, int64_t upper, int64_t step,
+                                  int compare, int is_unsigned) {
+  // Every operand is below 2^64 in magnitude, so sums and differences of
+  // two of them fit in 128 bits with room to spare.
+  const __int128 low =
+      is_unsigned ? static_cast<__int128>(static_cast<std::uint64_t>(lower))
+                  : static_cast<__int128>(lower);
+  const __int128 high =
+      is_unsigned ? static_cast<__int128>(static_cast<std::uint64_t>(upper))
+                  : static_cast<__int128>(upper);
+  const __int128 count = tripCount(low, high, step, compare);
+  if (count < 0 || count > INT64_MAX)
+    return -1;
+  return static_cast<int64_t>(count);
+}
+
+extern "C" const char *fpm_last_error(void) { return lastError.c_str(); }
+
+extern "C" int fpm_cpu_threads(void) { return fpm::cpuThreads(); }

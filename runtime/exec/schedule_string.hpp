@@ -1,0 +1,52 @@
+//===- exec/schedule_string.hpp - Schedule strings -------------*- C++ -*-===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What this file offers: parseLoopSchedule(), which reads a schedule as the
+// pragma's `schedule(...)` clause spells it (spec/pragma.md), or as
+// FPM_SCHEDULE and fpm_loop::schedule carry it, into the static partitioner
+// or self-scheduling scheme the executor runs.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "partition/partition.hpp"
+#include "schedule/schedule.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fpm {
+
+/// A parsed schedule string.
+struct LoopSchedule {
+  enum class Kind { Static, Dynamic };
+  Kind kind = Kind::Static;
+  /// The canonical spelling, for messages: "gss, 80", "css(4)", "auto".
+  std::string text;
+  /// "auto": the runtime chooses (`partitioner` is what it chose).
+  bool automatic = false;
+
+  // Static: the registry's partitioner and WDAH's backtrack budget.
+  const Partitioner *partitioner = nullptr;
+  int backtrack = 100;
+
+  // Dynamic: the scheme, CSS's chunk k, and the two-stage percentage.
+  Scheme scheme = Scheme::Gss;
+  std::int64_t chunk = 1;
+  std::optional<double> alpha;
+};
+
+/// Parses `text`: a name, then optionally one argument as `name(arg)` or
+/// `name, arg`, with any whitespace around the parts. Empty (or blank) text
+/// is "auto". Names: auto, equal, cpm, geometric, numerical, hpopta,
+/// optimal, wdah[, backtrack], wdah_heuristic (or wdah-heuristic), pss,
+/// css(k), gss[, alpha], fss[, alpha], tss[, alpha]. Throws
+/// std::invalid_argument whose what() names the string and the problem.
+LoopSchedule parseLoopSchedule(std::string_view text);
+
+} // namespace fpm

@@ -1,0 +1,618 @@
+//===- exec_test.cpp - The executor, the C API and the C++ layer ----------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every schedule runs every iteration exactly once whatever the team size
+// and trip count; a body can stop the loop, an exception reaches the caller
+// once; bad schedules are refused before anything runs; the environment
+// overrides the loop; fpm_trip_count agrees with a brute-force loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "exec/schedule_string.hpp"
+#include "fpm/fpm.h"
+#include "fpm/fpm.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+const char *const AllSchedules[] = {"",
+                                    "auto",
+                                    "equal",
+                                    "cpm",
+                                    "geometric",
+                                    "numerical",
+                                    "hpopta",
+                                    "optimal",
+                                    "wdah",
+                                    "wdah, 100",
+                                    "wdah_heuristic",
+                                    "wdah-heuristic",
+                                    "pss",
+                                    "css(4)",
+                                    "css, 4",
+                                    " css ( 4 ) ",
+                                    "gss",
+                                    "gss, 80",
+                                    "fss",
+                                    "fss, 50",
+                                    "tss",
+                                    "tss,30",
+                                    "\tgss ,80 "};
+
+const int ThreadCounts[] = {1, 2, 3, 8};
+const std::int64_t TripCounts[] = {0, 1, 2, 7, 97, 1000, 100003};
+
+/// Sets an environment variable for one scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    setenv(name, value, 1);
+  }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
+
+/// Sets the OpenMP team size for one scope.
+class ScopedThreads {
+public:
+  explicit ScopedThreads(int threads) : old_(omp_get_max_threads()) {
+    omp_set_num_threads(threads);
+  }
+  ScopedThreads(const ScopedThreads &) = delete;
+  ScopedThreads &operator=(const ScopedThreads &) = delete;
+  ~ScopedThreads() { omp_set_num_threads(old_); }
+
+private:
+  int old_;
+};
+
+/// Counts, per logical iteration, how often a body ran it.
+struct Coverage {
+  explicit Coverage(std::int64_t trips)
+      : counts(static_cast<std::size_t>(trips)) {}
+  std::vector<std::atomic<int>> counts;
+  std::atomic<std::int64_t> calls{0};
+  std::atomic<bool> badRange{false};
+
+  static int body(std::int64_t begin, std::int64_t end, void *context) {
+    auto &self = *static_cast<Coverage *>(context);
+    self.calls.fetch_add(1, std::memory_order_relaxed);
+    if (begin < 0 || end <= begin ||
+        end > static_cast<std::int64_t>(self.counts.size())) {
+      self.badRange = true;
+      return 0;
+    }
+    for (std::int64_t i = begin; i < end; ++i)
+      self.counts[static_cast<std::size_t>(i)].fetch_add(
+          1, std::memory_order_relaxed);
+    return 0;
+  }
+
+  /// The first iteration not run exactly once, or -1.
+  std::int64_t firstWrong() const {
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      if (counts[i].load() != 1)
+        return static_cast<std::int64_t>(i);
+    return -1;
+  }
+};
+
+fpm_loop makeLoop(const char *schedule, std::int64_t grain = 0) {
+  fpm_loop loop{};
+  loop.name = "test";
+  loop.schedule = schedule;
+  loop.grain = grain;
+  return loop;
+}
+
+TEST(ExecTest, EveryScheduleRunsEachIterationOnce) {
+  for (int threads : ThreadCounts) {
+    ScopedThreads team(threads);
+    ASSERT_EQ(fpm_cpu_threads(), threads);
+    for (const char *schedule : AllSchedules)
+      for (std::int64_t trips : TripCounts) {
+        SCOPED_TRACE("schedule \"" + std::string(schedule) + "\", " +
+                     std::to_string(threads) + " threads, " +
+                     std::to_string(trips) + " iterations");
+        Coverage coverage(trips);
+        const fpm_loop loop = makeLoop(schedule);
+        ASSERT_EQ(fpm_parallel_for(&loop, trips, Coverage::body, &coverage),
+                  FPM_OK)
+            << fpm_last_error();
+        EXPECT_FALSE(coverage.badRange);
+        EXPECT_EQ(coverage.firstWrong(), -1);
+        if (trips == 0)
+          EXPECT_EQ(coverage.calls.load(), 0);
+      }
+  }
+}
+
+TEST(ExecTest, GrainKeepsEveryIterationOnceAndChunksWhole) {
+  ScopedThreads team(3);
+  for (const char *schedule :
+       {"equal", "wdah", "optimal", "pss", "css(2)", "gss", "fss, 50", "tss"})
+    for (std::int64_t grain : {1, 3, 10, 5000})
+      for (std::int64_t trips : {1, 29, 1000, 100003}) {
+        SCOPED_TRACE(std::string(schedule) + " grain " + std::to_string(grain) +
+                     " trips " + std::to_string(trips));
+        struct Chunks {
+          Coverage coverage;
+          std::int64_t grain;
+          std::atomic<bool> ragged{false};
+        } state{Coverage(trips), grain};
+        const fpm_loop loop = makeLoop(schedule, grain);
+        auto body = [](std::int64_t begin, std::int64_t end, void *context) {
+          auto &self = *static_cast<Chunks *>(context);
+          // Whole granules, but for the one that ends the loop.
+          if (begin % self.grain != 0 ||
+              (end % self.grain != 0 &&
+               end != static_cast<std::int64_t>(self.coverage.counts.size())))
+            self.ragged = true;
+          return Coverage::body(begin, end, &self.coverage);
+        };
+        ASSERT_EQ(fpm_parallel_for(&loop, trips, body, &state), FPM_OK)
+            << fpm_last_error();
+        EXPECT_EQ(state.coverage.firstWrong(), -1);
+        // Static partitioners put the remainder N mod G in a package of its
+        // own, anywhere; self-scheduling keeps chunks on granule bounds.
+        if (std::string(schedule) != "equal" &&
+            std::string(schedule) != "wdah" &&
+            std::string(schedule) != "optimal")
+          EXPECT_FALSE(state.ragged);
+      }
+}
+
+TEST(ExecTest, HugeTripCountUnderBoundedChunkCounts) {
+  // 1e12 iterations, a body that only sums its chunk: GSS, FSS and TSS have
+  // O(P log I) chunks, CSS with a large k few enough; static partitioners
+  // get coarse granules rather than searching for minutes.
+  ScopedThreads team(3);
+  const std::int64_t trips = 1'000'000'000'000;
+  for (const char *schedule :
+       {"gss", "fss", "tss", "gss, 80", "css(1000000000)", "equal", "cpm",
+        "geometric", "numerical", "hpopta", "optimal", "wdah",
+        "wdah_heuristic"}) {
+    SCOPED_TRACE(schedule);
+    std::atomic<std::int64_t> total{0};
+    const fpm_loop loop = makeLoop(schedule);
+    auto body = [](std::int64_t begin, std::int64_t end, void *context) {
+      static_cast<std::atomic<std::int64_t> *>(context)->fetch_add(end - begin);
+      return 0;
+    };
+    ASSERT_EQ(fpm_parallel_for(&loop, trips, body, &total), FPM_OK)
+        << fpm_last_error();
+    EXPECT_EQ(total.load(), trips);
+  }
+}
+
+TEST(ExecTest, TeamSmallerThanPlannedStillCoversEverything) {
+  // Inside a parallel region the runtime gets a team of one: it must plan
+  // for it, and nested calls from every thread must each cover their loop.
+  ScopedThreads team(2);
+  std::atomic<int> wrong{0};
+#pragma omp parallel num_threads(2)
+  {
+    Coverage coverage(1000);
+    const fpm_loop loop = makeLoop("gss, 80");
+    if (fpm_parallel_for(&loop, 1000, Coverage::body, &coverage) != FPM_OK ||
+        coverage.firstWrong() != -1)
+      ++wrong;
+  }
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(ExecTest, NestedCallOnTheSameThreadGetsItsOwnPlan) {
+  ScopedThreads team(2);
+  std::atomic<int> wrong{0};
+  fpm::parallelFor(0, 8,
+                   [&](int) {
+                     Coverage inner(97);
+                     const fpm_loop loop = makeLoop("gss");
+                     if (fpm_parallel_for(&loop, 97, Coverage::body, &inner) !=
+                             FPM_OK ||
+                         inner.firstWrong() != -1)
+                       ++wrong;
+                   },
+                   {"outer", "gss"});
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(ExecTest, BodyReturningNonZeroStopsTheLoop) {
+  for (int threads : {1, 2, 3}) {
+    ScopedThreads team(threads);
+    for (const char *schedule : {"pss", "css(3)", "equal", "wdah", "gss"}) {
+      SCOPED_TRACE(std::string(schedule) + " on " + std::to_string(threads));
+      struct Stopper {
+        std::atomic<std::int64_t> calls{0};
+      } state;
+      const fpm_loop loop = makeLoop(schedule, 1);
+      auto body = [](std::int64_t, std::int64_t, void *context) {
+        static_cast<Stopper *>(context)->calls.fetch_add(1);
+        return 1;
+      };
+      EXPECT_EQ(fpm_parallel_for(&loop, 100003, body, &state),
+                FPM_ERROR_STOPPED);
+      EXPECT_NE(std::string(fpm_last_error()), "");
+      // Each thread stops after its first chunk.
+      EXPECT_LE(state.calls.load(), threads);
+    }
+  }
+}
+
+TEST(ExecTest, PssStopsEarlyWhenOneIterationFails) {
+  ScopedThreads team(2);
+  std::atomic<std::int64_t> ran{0};
+  const fpm_loop loop = makeLoop("pss");
+  auto body = [](std::int64_t begin, std::int64_t, void *context) {
+    static_cast<std::atomic<std::int64_t> *>(context)->fetch_add(1);
+    return begin == 10 ? 1 : 0;
+  };
+  EXPECT_EQ(fpm_parallel_for(&loop, 100003, body, &ran), FPM_ERROR_STOPPED);
+  EXPECT_LT(ran.load(), 100003);
+}
+
+struct BodyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+TEST(ApiCxxTest, ExceptionReachesTheCallerOnceAndStopsTheLoop) {
+  for (int threads : {1, 2, 8}) {
+    ScopedThreads team(threads);
+    for (const char *schedule : {"pss", "equal", "gss"}) {
+      SCOPED_TRACE(std::string(schedule) + " on " + std::to_string(threads));
+      std::atomic<std::int64_t> ran{0};
+      int caught = 0;
+      try {
+        // Every iteration throws: the caller still sees one exception.
+        fpm::parallelFor(std::int64_t{0}, std::int64_t{100003},
+                         [&](std::int64_t i) {
+                           ran.fetch_add(1);
+                           throw BodyError("iteration " + std::to_string(i));
+                         },
+                         {"throws", schedule});
+      } catch (const BodyError &error) {
+        ++caught;
+        EXPECT_EQ(std::string(error.what()).rfind("iteration ", 0), 0u);
+      }
+      EXPECT_EQ(caught, 1);
+      EXPECT_LE(ran.load(), threads);
+    }
+  }
+  // The loop's cached plan is free again afterwards.
+  std::atomic<int> sum{0};
+  fpm::parallelFor(0, 100, [&](int i) { sum += i; }, {"throws", "gss"});
+  EXPECT_EQ(sum.load(), 4950);
+}
+
+TEST(ApiCxxTest, ConvenienceOverloadCoversAnyIndexType) {
+  ScopedThreads team(3);
+  std::vector<std::atomic<int>> seen(300);
+  fpm::parallelFor(-100, 200, [&](int i) { ++seen[i + 100]; });
+  for (auto &count : seen)
+    EXPECT_EQ(count.load(), 1);
+
+  std::atomic<int> sum{0};
+  fpm::parallelFor(std::int8_t{-128}, std::int8_t{127},
+                   [&](std::int8_t i) { sum += i; }, {nullptr, "css(5)"});
+  EXPECT_EQ(sum.load(), -255); // -128 + ... + 126
+
+  std::atomic<std::uint64_t> top{0};
+  fpm::parallelFor(UINT64_MAX - 10, UINT64_MAX,
+                   [&](std::uint64_t i) { top += UINT64_MAX - i; });
+  EXPECT_EQ(top.load(), 55u);
+
+  std::vector<int> v(10);
+  fpm::parallelFor(0, v.size(), [&](std::size_t i) { v[i] = 1; });
+  for (int x : v)
+    EXPECT_EQ(x, 1);
+
+  int calls = 0;
+  fpm::parallelFor(5, 5, [&](int) { ++calls; });
+  fpm::parallelFor(5, 2, [&](int) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(ApiCxxTest, ChunkOverloadAndBadScheduleThrows) {
+  fpm_loop loop{};
+  loop.schedule = "css(10)";
+  std::atomic<std::int64_t> total{0};
+  fpm::parallelFor(loop, 1000, [&](std::int64_t begin, std::int64_t end) {
+    EXPECT_LE(end - begin, 10);
+    total += end - begin;
+  });
+  EXPECT_EQ(total.load(), 1000);
+
+  loop.schedule = "gss, 200";
+  try {
+    fpm::parallelFor(loop, 10, [](std::int64_t, std::int64_t) {
+      ADD_FAILURE() << "ran with a bad schedule";
+    });
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument &error) {
+    EXPECT_NE(std::string(error.what()).find("gss, 200"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(ApiTest, BadScheduleStringsAreRefusedBeforeAnythingRuns) {
+  const char *const bad[] = {"gss,",
+                             "css",
+                             "css(0)",
+                             "css(x)",
+                             "css()",
+                             "gss, 0",
+                             "gss, 101",
+                             "gss, -5",
+                             "gss, abc",
+                             "foo",
+                             "GSS",
+                             "wdah, -1",
+                             "wdah, 0",
+                             "equal, 3",
+                             "gss(80",
+                             "gss 80",
+                             "(gss)",
+                             "pss, 5",
+                             "css(4) x",
+                             "gss, 80, 2",
+                             ",",
+                             "auto(1)",
+                             "wdah_heuristic, 3",
+                             "css(99999999999999999999)"};
+  for (const char *schedule : bad) {
+    SCOPED_TRACE(schedule);
+    Coverage coverage(10);
+    const fpm_loop loop = makeLoop(schedule);
+    EXPECT_EQ(fpm_parallel_for(&loop, 10, Coverage::body, &coverage),
+              FPM_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(coverage.calls.load(), 0);
+    const std::string message = fpm_last_error();
+    EXPECT_NE(message.find("\"" + std::string(schedule) + "\""),
+              std::string::npos)
+        << message;
+    // Also when nothing would run.
+    EXPECT_EQ(fpm_parallel_for(&loop, 0, Coverage::body, &coverage),
+              FPM_ERROR_INVALID_ARGUMENT);
+  }
+}
+
+TEST(ApiTest, ScheduleStringsParseToWhatTheySay) {
+  EXPECT_EQ(fpm::parseLoopSchedule(" gss , 80 ").alpha, 80.0);
+  EXPECT_EQ(fpm::parseLoopSchedule("css, 4").chunk, 4);
+  EXPECT_EQ(fpm::parseLoopSchedule("css(4)").text, "css(4)");
+  EXPECT_EQ(fpm::parseLoopSchedule("wdah, 7").backtrack, 7);
+  EXPECT_EQ(fpm::parseLoopSchedule("wdah_heuristic").partitioner->name,
+            "wdah-heuristic");
+  EXPECT_TRUE(fpm::parseLoopSchedule("").automatic);
+  EXPECT_EQ(fpm::parseLoopSchedule("auto").partitioner->name, "equal");
+  EXPECT_EQ(fpm::parseLoopSchedule("fss(50.5)").alpha, 50.5);
+  EXPECT_EQ(fpm::parseLoopSchedule("tss").kind,
+            fpm::LoopSchedule::Kind::Dynamic);
+}
+
+TEST(ApiTest, BadArgumentsAreRefused) {
+  Coverage coverage(10);
+  EXPECT_EQ(fpm_parallel_for(nullptr, -1, Coverage::body, &coverage),
+            FPM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fpm_last_error()).find("-1"), std::string::npos);
+  EXPECT_EQ(fpm_parallel_for(nullptr, 10, nullptr, nullptr),
+            FPM_ERROR_INVALID_ARGUMENT);
+  fpm_loop loop = makeLoop("gss", -3);
+  EXPECT_EQ(fpm_parallel_for(&loop, 10, Coverage::body, &coverage),
+            FPM_ERROR_INVALID_ARGUMENT);
+  loop = makeLoop("gss");
+  loop.devices = "fpga";
+  EXPECT_EQ(fpm_parallel_for(&loop, 10, Coverage::body, &coverage),
+            FPM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fpm_last_error()).find("fpga"), std::string::npos);
+  EXPECT_EQ(coverage.calls.load(), 0);
+  // A NULL loop is the defaults.
+  EXPECT_EQ(fpm_parallel_for(nullptr, 10, Coverage::body, &coverage), FPM_OK);
+  EXPECT_EQ(coverage.firstWrong(), -1);
+}
+
+TEST(ApiTest, FpmScheduleOverridesTheLoop) {
+  ScopedThreads team(2);
+  struct Sizes {
+    std::mutex mutex;
+    std::vector<std::int64_t> sizes;
+  } state;
+  auto body = [](std::int64_t begin, std::int64_t end, void *context) {
+    auto &self = *static_cast<Sizes *>(context);
+    std::lock_guard<std::mutex> lock(self.mutex);
+    self.sizes.push_back(end - begin);
+    return 0;
+  };
+  const fpm_loop loop = makeLoop("equal");
+  {
+    ScopedEnv env("FPM_SCHEDULE", "css(7)");
+    ASSERT_EQ(fpm_parallel_for(&loop, 100, body, &state), FPM_OK);
+  }
+  EXPECT_EQ(state.sizes.size(), 15u); // ceil(100 / 7)
+  for (std::int64_t size : state.sizes)
+    EXPECT_LE(size, 7);
+
+  state.sizes.clear();
+  ASSERT_EQ(fpm_parallel_for(&loop, 100, body, &state), FPM_OK);
+  EXPECT_EQ(state.sizes.size(), 2u); // equal again: one package per thread
+
+  {
+    ScopedEnv env("FPM_SCHEDULE", "bogus");
+    EXPECT_EQ(fpm_parallel_for(&loop, 100, body, &state),
+              FPM_ERROR_INVALID_ARGUMENT);
+    const std::string message = fpm_last_error();
+    EXPECT_NE(message.find("FPM_SCHEDULE"), std::string::npos) << message;
+    EXPECT_NE(message.find("bogus"), std::string::npos) << message;
+  }
+}
+
+TEST(ApiTest, FpmDevicesGpuRunsOnTheCpuWithANote) {
+  ScopedThreads team(2);
+  ScopedEnv devices("FPM_DEVICES", "gpu");
+  ScopedEnv verbose("FPM_VERBOSE", "1");
+  fpm_loop loop = makeLoop("gss");
+  loop.name = "gpu-only";
+  Coverage coverage(1000);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_parallel_for(&loop, 1000, Coverage::body, &coverage), FPM_OK);
+  const std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(coverage.firstWrong(), -1);
+  EXPECT_NE(printed.find("no GPU PEs"), std::string::npos) << printed;
+  {
+    ScopedEnv bad("FPM_DEVICES", "tpu");
+    EXPECT_EQ(fpm_parallel_for(&loop, 10, Coverage::body, &coverage),
+              FPM_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(fpm_last_error()).find("FPM_DEVICES"),
+              std::string::npos);
+  }
+}
+
+TEST(ApiTest, VerboseSaysHowEachLoopWasSplitOnce) {
+  ScopedThreads team(2);
+  ScopedEnv verbose("FPM_VERBOSE", "1");
+  fpm_loop loop = makeLoop("gss");
+  loop.name = "mm";
+  loop.file = "file.c";
+  loop.line = 12;
+  Coverage coverage(1000);
+  testing::internal::CaptureStderr();
+  for (int call = 0; call < 3; ++call)
+    ASSERT_EQ(fpm_parallel_for(&loop, 1000, Coverage::body, &coverage), FPM_OK);
+  loop.schedule = "wdah";
+  ASSERT_EQ(fpm_parallel_for(&loop, 1000, Coverage::body, &coverage), FPM_OK);
+  const std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_NE(printed.find("fpm: loop 'mm' (file.c:12): 1000 iterations, "
+                         "schedule gss on 2 CPU threads: chunks 500, 250, 125"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("schedule wdah on 2 CPU threads: iterations per "
+                         "thread 500, 500"),
+            std::string::npos)
+      << printed;
+  // One line per split, not per call.
+  EXPECT_EQ(std::count(printed.begin(), printed.end(), '\n'), 2) << printed;
+}
+
+//===- fpm_trip_count -----------------------------------------------------===//
+
+/// The trip count by running the loop in wide arithmetic; -1 past `cap`.
+std::int64_t bruteForce(std::int64_t lower, std::int64_t upper,
+                        std::int64_t step, int compare, std::int64_t cap) {
+  auto holds = [&](std::int64_t v) {
+    switch (compare) {
+    case FPM_LT:
+      return v < upper;
+    case FPM_LE:
+      return v <= upper;
+    case FPM_GT:
+      return v > upper;
+    case FPM_GE:
+      return v >= upper;
+    default:
+      return v != upper;
+    }
+  };
+  std::int64_t count = 0;
+  for (std::int64_t v = lower; holds(v); v += step)
+    if (++count > cap)
+      return -1;
+  return count;
+}
+
+TEST(TripCountTest, MatchesABruteForceLoopOnSmallRanges) {
+  const std::int64_t steps[] = {-128, -7, -3, -2, -1, 0, 1, 2, 3, 5, 127};
+  // Any finite count here is at most 256; a loop past 300 never ends.
+  for (int isUnsigned : {0, 1}) {
+    const std::int64_t low = isUnsigned ? 0 : -128;
+    const std::int64_t high = isUnsigned ? 255 : 127;
+    int mismatches = 0;
+    for (int compare = FPM_LT; compare <= FPM_NE; ++compare)
+      for (std::int64_t step : steps)
+        for (std::int64_t lower = low; lower <= high; ++lower)
+          for (std::int64_t upper = low; upper <= high; ++upper) {
+            const std::int64_t expected =
+                bruteForce(lower, upper, step, compare, 300);
+            const std::int64_t got =
+                fpm_trip_count(lower, upper, step, compare, isUnsigned);
+            if (got != expected && ++mismatches <= 5)
+              ADD_FAILURE()
+                  << "for (v = " << lower << "; v cmp" << compare << " "
+                  << upper << "; v += " << step << ") unsigned=" << isUnsigned
+                  << ": got " << got << ", expected " << expected;
+          }
+    EXPECT_EQ(mismatches, 0);
+  }
+}
+
+TEST(TripCountTest, Extremes) {
+  constexpr std::int64_t Min = INT64_MIN;
+  constexpr std::int64_t Max = INT64_MAX;
+  const auto U = [](std::uint64_t value) {
+    return static_cast<std::int64_t>(value);
+  };
+  // Signed.
+  EXPECT_EQ(fpm_trip_count(0, Max, 1, FPM_LT, 0), Max);
+  EXPECT_EQ(fpm_trip_count(0, Max, 1, FPM_LE, 0), -1); // 2^63
+  EXPECT_EQ(fpm_trip_count(1, Max, 1, FPM_LE, 0), Max);
+  EXPECT_EQ(fpm_trip_count(Min, Max, 1, FPM_LT, 0), -1);
+  EXPECT_EQ(fpm_trip_count(Min, Max, Max, FPM_LE, 0), 3);
+  EXPECT_EQ(fpm_trip_count(Min, Max, Max, FPM_LT, 0), 3);
+  EXPECT_EQ(fpm_trip_count(Max, Min, Min, FPM_GE, 0), 2);
+  EXPECT_EQ(fpm_trip_count(Max, Min, Min, FPM_GT, 0), 2);
+  EXPECT_EQ(fpm_trip_count(Max, Min, -1, FPM_GT, 0), -1);
+  EXPECT_EQ(fpm_trip_count(Max, 0, -1, FPM_GT, 0), Max);
+  EXPECT_EQ(fpm_trip_count(Max, 0, -1, FPM_GE, 0), -1);
+  EXPECT_EQ(fpm_trip_count(Min, Max, 2, FPM_NE, 0), -1); // odd distance
+  EXPECT_EQ(fpm_trip_count(Min, Max - 1, 2, FPM_NE, 0), Max);
+  EXPECT_EQ(fpm_trip_count(Max, Min, Min, FPM_NE, 0), -1); // 2^64 - 1
+  EXPECT_EQ(fpm_trip_count(0, Min, Min, FPM_NE, 0), 1);
+  EXPECT_EQ(fpm_trip_count(Min, 0, Min, FPM_NE, 0), -1); // walks away
+  EXPECT_EQ(fpm_trip_count(Max, Max, 0, FPM_LT, 0), 0);  // fails at once
+  EXPECT_EQ(fpm_trip_count(0, 1, 0, FPM_LT, 0), -1);     // never ends
+  EXPECT_EQ(fpm_trip_count(0, 10, 1, 99, 0), -1);        // not a comparison
+  // Unsigned: the bounds are uint64_t bit patterns.
+  EXPECT_EQ(fpm_trip_count(0, U(UINT64_MAX), 1, FPM_LT, 1), -1);
+  EXPECT_EQ(fpm_trip_count(0, U(UINT64_MAX), 2, FPM_LT, 1), -1); // 2^63
+  EXPECT_EQ(fpm_trip_count(0, U(UINT64_MAX), 4, FPM_LT, 1),
+            std::int64_t{1} << 62);
+  EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), 0, -1, FPM_GT, 1), -1);
+  EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), 0, Min, FPM_GE, 1), 2);
+  EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), U(UINT64_MAX - 10), -1, FPM_GT, 1),
+            10);
+  EXPECT_EQ(fpm_trip_count(U(UINT64_MAX - 10), U(UINT64_MAX), 1, FPM_LE, 1),
+            11);
+  EXPECT_EQ(fpm_trip_count(U(UINT64_MAX - 10), U(UINT64_MAX), 5, FPM_NE, 1), 2);
+  EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), 1, Min, FPM_NE, 1), -1);
+  // As signed, the same bits are -1 and 0: the test fails at once.
+  EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), 0, 1, FPM_LT, 0), 1);
+  EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), 0, 1, FPM_LT, 1), 0);
+}
+
+} // namespace
