@@ -19,6 +19,9 @@ config.excludes = ["Inputs"]
 if "fpm_partition" in lit_config.params:
     config.fpm_partition = os.path.abspath(lit_config.params["fpm_partition"])
 
+if "fpm_rewrite" in lit_config.params:
+    config.fpm_rewrite = os.path.abspath(lit_config.params["fpm_rewrite"])
+
 if not hasattr(config, "fpm_partition"):
     lit_config.fatal(
         "run lit on the build tree (<build>/test/lit), whose lit.site.cfg.py "
@@ -33,15 +36,18 @@ for tool in ["FileCheck", "not", "count"]:
         lit_config.fatal(
             "%s is not in %s: install llvm-19-tools" % (tool, config.llvm_tools_dir)
         )
-if not os.path.exists(config.fpm_partition):
-    lit_config.fatal(
-        "%s is not built: build the project (or the fpm-partition target) first"
-        % config.fpm_partition
-    )
+for tool, target in [(config.fpm_partition, "fpm-partition"),
+                     (config.fpm_rewrite, "fpm-rewrite")]:
+    if not os.path.exists(tool):
+        lit_config.fatal(
+            "%s is not built: build the project (or the %s target) first"
+            % (tool, target)
+        )
 
 # FileCheck, not and count from LLVM 19, the built tools next.
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, os.path.dirname(config.fpm_partition),
+     os.path.dirname(config.fpm_rewrite),
      config.environment.get("PATH", os.environ.get("PATH", ""))]
 )
 # Messages and number formats must not depend on the caller's locale.
@@ -52,6 +58,22 @@ config.environment["LC_ALL"] = "C"
 # longer words. The binary's folder is on PATH as well.
 config.substitutions.append(
     (r"(?<![\w/.-])fpm-partition(?![\w/.:-])", config.fpm_partition)
+)
+config.substitutions.append(
+    (r"(?<![\w/.-])fpm-rewrite(?![\w/.:-])", config.fpm_rewrite)
+)
+# Compiling what fpm-rewrite writes: the compilers of this build, the flags
+# that find fpm.h / fpm.hpp (and the generated fpm/version.h), and those that
+# link the runtime.
+config.substitutions.append(("%clangxx", config.cxx_compiler))
+config.substitutions.append(("%clang", config.c_compiler))
+config.substitutions.append(
+    ("%fpm_cflags", "-I%s -I%s" % (os.path.join(config.fpm_source_dir, "include"),
+                                   os.path.join(config.fpm_binary_dir, "include")))
+)
+config.substitutions.append(
+    ("%fpm_ldflags", "-L%s -Wl,-rpath,%s -lfpmrt"
+     % (config.fpm_runtime_dir, config.fpm_runtime_dir))
 )
 # Helper scripts run under the interpreter that runs lit.
 config.substitutions.append(("%python", sys.executable))

@@ -1,0 +1,648 @@
+//===- LoopChecker.cpp - Is a partitioned loop a DOALL loop? --------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoopChecker.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <optional>
+
+using namespace clang;
+
+namespace fpm {
+namespace {
+
+using Level = DiagnosticsEngine::Level;
+
+const VarDecl *referencedVar(const Expr *E) {
+  if (!E)
+    return nullptr;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts()))
+    return dyn_cast<VarDecl>(DRE->getDecl());
+  return nullptr;
+}
+
+/// A binary operator, built in or (in templates) an overloaded operator call.
+struct BinaryView {
+  BinaryOperatorKind Op;
+  const Expr *LHS, *RHS;
+};
+
+std::optional<BinaryView> asBinary(const Expr *E) {
+  if (!E)
+    return std::nullopt;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *BO = dyn_cast<BinaryOperator>(E))
+    return BinaryView{BO->getOpcode(), BO->getLHS(), BO->getRHS()};
+  const auto *Call = dyn_cast<CXXOperatorCallExpr>(E);
+  if (!Call || Call->getNumArgs() != 2)
+    return std::nullopt;
+  std::optional<BinaryOperatorKind> Op;
+  switch (Call->getOperator()) {
+  case OO_Less:
+    Op = BO_LT;
+    break;
+  case OO_LessEqual:
+    Op = BO_LE;
+    break;
+  case OO_Greater:
+    Op = BO_GT;
+    break;
+  case OO_GreaterEqual:
+    Op = BO_GE;
+    break;
+  case OO_ExclaimEqual:
+    Op = BO_NE;
+    break;
+  case OO_Plus:
+    Op = BO_Add;
+    break;
+  case OO_Minus:
+    Op = BO_Sub;
+    break;
+  case OO_Equal:
+    Op = BO_Assign;
+    break;
+  case OO_PlusEqual:
+    Op = BO_AddAssign;
+    break;
+  case OO_MinusEqual:
+    Op = BO_SubAssign;
+    break;
+  case OO_StarEqual:
+    Op = BO_MulAssign;
+    break;
+  case OO_SlashEqual:
+    Op = BO_DivAssign;
+    break;
+  case OO_PercentEqual:
+    Op = BO_RemAssign;
+    break;
+  case OO_AmpEqual:
+    Op = BO_AndAssign;
+    break;
+  case OO_PipeEqual:
+    Op = BO_OrAssign;
+    break;
+  case OO_CaretEqual:
+    Op = BO_XorAssign;
+    break;
+  case OO_LessLessEqual:
+    Op = BO_ShlAssign;
+    break;
+  case OO_GreaterGreaterEqual:
+    Op = BO_ShrAssign;
+    break;
+  default:
+    return std::nullopt;
+  }
+  return BinaryView{*Op, Call->getArg(0), Call->getArg(1)};
+}
+
+/// ++ and --, built in or overloaded.
+std::optional<std::pair<UnaryOperatorKind, const Expr *>>
+asIncDec(const Expr *E) {
+  if (!E)
+    return std::nullopt;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(E))
+    if (UO->isIncrementDecrementOp())
+      return std::make_pair(UO->getOpcode(), UO->getSubExpr());
+  if (const auto *Call = dyn_cast<CXXOperatorCallExpr>(E)) {
+    bool Post = Call->getNumArgs() == 2;
+    if (Call->getOperator() == OO_PlusPlus)
+      return std::make_pair(Post ? UO_PostInc : UO_PreInc, Call->getArg(0));
+    if (Call->getOperator() == OO_MinusMinus)
+      return std::make_pair(Post ? UO_PostDec : UO_PreDec, Call->getArg(0));
+  }
+  return std::nullopt;
+}
+
+bool isIntegerVar(const VarDecl *VD) {
+  QualType T = VD->getType();
+  return T->isDependentType() ||
+         (T->isIntegerType() && !T->isBooleanType() && !T.isConstQualified());
+}
+
+/// An index `i`, `i + c`, `c + i` or `i - c` of the loop variable: c.
+std::optional<int64_t> loopOffset(const ASTContext &Ctx, const Expr *E,
+                                  const VarDecl *Var) {
+  if (referencedVar(E) == Var)
+    return 0;
+  auto Bin = asBinary(E);
+  if (!Bin || (Bin->Op != BO_Add && Bin->Op != BO_Sub))
+    return std::nullopt;
+  const Expr *C = nullptr;
+  if (referencedVar(Bin->LHS) == Var)
+    C = Bin->RHS;
+  else if (Bin->Op == BO_Add && referencedVar(Bin->RHS) == Var)
+    C = Bin->LHS;
+  if (!C || C->isValueDependent())
+    return std::nullopt;
+  Expr::EvalResult R;
+  if (!C->EvaluateAsInt(R, Ctx))
+    return std::nullopt;
+  int64_t V = R.Val.getInt().getSExtValue();
+  return Bin->Op == BO_Sub ? -V : V;
+}
+
+/// One use of an array: `Root[I0][I1]...`.
+struct Subscript {
+  const VarDecl *Root;
+  llvm::SmallVector<const Expr *, 2> Indices;
+  const Expr *At;
+  bool IsWrite;
+};
+
+/// One use of a variable in the body, in evaluation order.
+struct Access {
+  const VarDecl *Var;
+  const Expr *At;
+  bool Reads;
+  bool Writes;
+};
+
+class LoopCheck {
+public:
+  LoopCheck(ASTContext &Ctx, const PartitionPragma &Pragma,
+            const FunctionDecl &Fn, const ForStmt &For)
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), Diags(Ctx.getDiagnostics()),
+        Pragma(Pragma), Fn(Fn), For(For) {}
+
+  bool run(CanonicalLoop &Loop, LoopVariables &Vars);
+
+private:
+  bool checkHeader(CanonicalLoop &Loop);
+  void walk(const Stmt *S);
+  void walkTarget(const Expr *E, bool Reads);
+  void recordSubscript(const ArraySubscriptExpr *ASE, bool IsWrite);
+  void access(const Expr *At, const VarDecl *VD, bool Reads, bool Writes);
+  bool isInside(SourceLocation Loc, SourceRange Range) const;
+  bool isOutsideLoop(const VarDecl *VD) const {
+    return !isInside(VD->getLocation(), For.getSourceRange());
+  }
+  std::string text(const Expr *E) const {
+    return Lexer::getSourceText(
+               CharSourceRange::getTokenRange(E->getSourceRange()), SM,
+               Ctx.getLangOpts())
+        .str();
+  }
+  void reportDependences();
+  bool checkGotos();
+  bool checkInvariant(const Expr *E, StringRef What);
+
+  ASTContext &Ctx;
+  SourceManager &SM;
+  DiagnosticsEngine &Diags;
+  const PartitionPragma &Pragma;
+  const FunctionDecl &Fn;
+  const ForStmt &For;
+  const VarDecl *Var = nullptr;
+  bool Ok = true;
+
+  // The walk's state and findings.
+  unsigned LoopDepth = 0, SwitchDepth = 0, LambdaDepth = 0;
+  llvm::SmallVector<Access, 32> Accesses;
+  llvm::SmallVector<Subscript, 16> Subscripts;
+  llvm::SmallSetVector<const VarDecl *, 4> NestedInductionVars;
+  llvm::SmallVector<const GotoStmt *, 2> Gotos;
+};
+
+bool LoopCheck::isInside(SourceLocation Loc, SourceRange Range) const {
+  Loc = SM.getExpansionLoc(Loc);
+  SourceLocation B = SM.getExpansionLoc(Range.getBegin());
+  SourceLocation E = SM.getExpansionRange(Range.getEnd()).getEnd();
+  if (SM.getFileID(Loc) != SM.getFileID(B))
+    return false;
+  return !SM.isBeforeInTranslationUnit(Loc, B) &&
+         !SM.isBeforeInTranslationUnit(E, Loc);
+}
+
+bool LoopCheck::checkHeader(CanonicalLoop &Loop) {
+  Loop.For = &For;
+  // init: `T v = lower` or `v = lower`.
+  const Stmt *Init = For.getInit();
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(Init)) {
+    if (DS->isSingleDecl())
+      if (const auto *VD = dyn_cast<VarDecl>(DS->getSingleDecl()))
+        if (VD->getInit() && isIntegerVar(VD)) {
+          Var = VD;
+          Loop.DeclaredInInit = true;
+          Loop.Lower = VD->getInit();
+        }
+  } else if (const auto *E = dyn_cast_or_null<Expr>(Init)) {
+    if (auto Bin = asBinary(E); Bin && Bin->Op == BO_Assign)
+      if (const VarDecl *VD = referencedVar(Bin->LHS); VD && isIntegerVar(VD)) {
+        Var = VD;
+        Loop.Lower = Bin->RHS;
+      }
+  }
+  if (!Var) {
+    report(Diags, Init ? Init->getBeginLoc() : For.getLParenLoc(), Level::Error,
+           "loop not in canonical form: its init must declare or assign one "
+           "integer loop variable");
+    return false;
+  }
+  Loop.Var = Var;
+
+  // test: `v < bound` (or the other comparisons, either way round).
+  const Expr *Cond = For.getCond();
+  auto Bin = asBinary(Cond);
+  std::optional<LoopCompare> Compare;
+  if (Bin) {
+    bool Left = referencedVar(Bin->LHS) == Var;
+    bool Right = !Left && referencedVar(Bin->RHS) == Var;
+    switch (Bin->Op) {
+    case BO_LT:
+      Compare = Left ? LoopCompare::LT : LoopCompare::GT;
+      break;
+    case BO_LE:
+      Compare = Left ? LoopCompare::LE : LoopCompare::GE;
+      break;
+    case BO_GT:
+      Compare = Left ? LoopCompare::GT : LoopCompare::LT;
+      break;
+    case BO_GE:
+      Compare = Left ? LoopCompare::GE : LoopCompare::LE;
+      break;
+    case BO_NE:
+      Compare = LoopCompare::NE;
+      break;
+    default:
+      break;
+    }
+    if (!Left && !Right)
+      Compare.reset();
+    else
+      Loop.Bound = Left ? Bin->RHS : Bin->LHS;
+  }
+  if (!Compare) {
+    report(Diags, Cond ? Cond->getBeginLoc() : For.getLParenLoc(), Level::Error,
+           "loop not in canonical form: its test must compare the loop "
+           "variable '%0' with '<', '<=', '>', '>=' or '!='")
+        << Var->getName();
+    return false;
+  }
+  Loop.Compare = *Compare;
+
+  // incr: `v++`, `++v`, `v--`, `--v`, `v += c`, `v -= c`, `v = v + c`.
+  const Expr *Inc = For.getInc();
+  bool IncOk = false;
+  if (auto IncDec = asIncDec(Inc);
+      IncDec && referencedVar(IncDec->second) == Var) {
+    IncOk = true;
+    Loop.StepNegated =
+        IncDec->first == UO_PreDec || IncDec->first == UO_PostDec;
+  } else if (auto Step = asBinary(Inc);
+             Step && referencedVar(Step->LHS) == Var) {
+    if (Step->Op == BO_AddAssign || Step->Op == BO_SubAssign) {
+      IncOk = true;
+      Loop.Step = Step->RHS;
+      Loop.StepNegated = Step->Op == BO_SubAssign;
+    } else if (Step->Op == BO_Assign) {
+      if (auto Sum = asBinary(Step->RHS);
+          Sum && Sum->Op == BO_Add && referencedVar(Sum->LHS) == Var) {
+        IncOk = true;
+        Loop.Step = Sum->RHS;
+      }
+    }
+  }
+  if (!IncOk) {
+    report(Diags, Inc ? Inc->getBeginLoc() : For.getRParenLoc(), Level::Error,
+           "loop not in canonical form: its increment must be '++', '--', "
+           "'+= c', '-= c' or '%0 = %0 + c'")
+        << Var->getName();
+    return false;
+  }
+  if (Loop.Step && !Loop.Step->isValueDependent()) {
+    Expr::EvalResult R;
+    if (Loop.Step->EvaluateAsInt(R, Ctx) && R.Val.getInt().isZero()) {
+      report(Diags, Loop.Step->getBeginLoc(), Level::Error,
+             "loop not in canonical form: its step must not be zero");
+      return false;
+    }
+  }
+  return true;
+}
+
+void LoopCheck::access(const Expr *At, const VarDecl *VD, bool Reads,
+                       bool Writes) {
+  Accesses.push_back({VD, At, Reads, Writes});
+}
+
+void LoopCheck::recordSubscript(const ArraySubscriptExpr *ASE, bool IsWrite) {
+  Subscript Sub{nullptr, {}, ASE, IsWrite};
+  const Expr *Base = ASE;
+  while (const auto *A =
+             dyn_cast<ArraySubscriptExpr>(Base->IgnoreParenImpCasts())) {
+    Sub.Indices.insert(Sub.Indices.begin(), A->getIdx());
+    Base = A->getBase();
+  }
+  Sub.Root = referencedVar(Base);
+  if (Sub.Root)
+    Subscripts.push_back(Sub);
+  walk(Base);
+  for (const Expr *Index : Sub.Indices)
+    walk(Index);
+}
+
+void LoopCheck::walkTarget(const Expr *E, bool Reads) {
+  E = E->IgnoreParenImpCasts();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      return access(DRE, VD, Reads, /*Writes=*/true);
+    return;
+  }
+  if (const auto *ME = dyn_cast<MemberExpr>(E); ME && !ME->isArrow())
+    return walkTarget(ME->getBase(), /*Reads=*/true);
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+    return recordSubscript(ASE, /*IsWrite=*/true);
+  walk(E);
+}
+
+void LoopCheck::walk(const Stmt *S) {
+  if (!S)
+    return;
+  if (const auto *E = dyn_cast<Expr>(S)) {
+    if (auto Bin = asBinary(E);
+        Bin && BinaryOperator::isAssignmentOp(Bin->Op)) {
+      walk(Bin->RHS);
+      walkTarget(Bin->LHS, /*Reads=*/Bin->Op != BO_Assign);
+      return;
+    }
+    if (auto IncDec = asIncDec(E))
+      return walkTarget(IncDec->second, /*Reads=*/true);
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      access(DRE, VD, /*Reads=*/true, /*Writes=*/false);
+    return;
+  }
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(S))
+    return recordSubscript(ASE, /*IsWrite=*/false);
+  if (const auto *Lambda = dyn_cast<LambdaExpr>(S)) {
+    for (const Expr *Capture : Lambda->capture_inits())
+      walk(Capture);
+    ++LambdaDepth;
+    walk(Lambda->getBody());
+    --LambdaDepth;
+    return;
+  }
+  if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+    for (const Decl *D : DS->decls())
+      if (const auto *VD = dyn_cast<VarDecl>(D)) {
+        // The sizes of a VLA declared in the body are uses too.
+        for (QualType T = VD->getType(); const auto *AT = Ctx.getAsArrayType(T);
+             T = AT->getElementType())
+          if (const auto *VAT = dyn_cast<VariableArrayType>(AT))
+            walk(VAT->getSizeExpr());
+        walk(VD->getInit());
+      }
+    return;
+  }
+  if (LambdaDepth == 0) {
+    if (const auto *Break = dyn_cast<BreakStmt>(S)) {
+      if (LoopDepth == 0 && SwitchDepth == 0) {
+        report(Diags, Break->getBreakLoc(), Level::Error,
+               "'break' leaves the partitioned loop");
+        Ok = false;
+      }
+      return;
+    }
+    if (const auto *Return = dyn_cast<ReturnStmt>(S)) {
+      report(Diags, Return->getReturnLoc(), Level::Error,
+             "'return' leaves the partitioned loop");
+      Ok = false;
+      return;
+    }
+    if (const auto *Goto = dyn_cast<IndirectGotoStmt>(S)) {
+      report(Diags, Goto->getGotoLoc(), Level::Error,
+             "'goto' leaves the partitioned loop");
+      Ok = false;
+      return;
+    }
+  }
+  if (const auto *Goto = dyn_cast<GotoStmt>(S)) {
+    if (LambdaDepth == 0)
+      Gotos.push_back(Goto);
+    return;
+  }
+  if (const auto *Nested = dyn_cast<ForStmt>(S)) {
+    if (auto Bin = asBinary(dyn_cast_or_null<Expr>(Nested->getInit()));
+        Bin && Bin->Op == BO_Assign)
+      if (const VarDecl *VD = referencedVar(Bin->LHS);
+          VD && VD != Var && isOutsideLoop(VD))
+        NestedInductionVars.insert(VD);
+  }
+  bool IsLoop = isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S);
+  bool IsSwitch = isa<SwitchStmt>(S);
+  LoopDepth += IsLoop;
+  SwitchDepth += IsSwitch;
+  for (const Stmt *Child : S->children())
+    walk(Child);
+  LoopDepth -= IsLoop;
+  SwitchDepth -= IsSwitch;
+}
+
+bool LoopCheck::checkGotos() {
+  bool GotosOk = true;
+  SourceRange Body = For.getBody()->getSourceRange();
+  // A goto in the body to a label outside it.
+  for (const GotoStmt *Goto : Gotos) {
+    const LabelStmt *Target = Goto->getLabel()->getStmt();
+    if (!Target || !isInside(Target->getBeginLoc(), Body)) {
+      report(Diags, Goto->getGotoLoc(), Level::Error,
+             "'goto' leaves the partitioned loop");
+      GotosOk = false;
+    }
+  }
+  // A goto outside the body to a label in it.
+  llvm::SmallVector<const Stmt *, 64> Work{Fn.getBody()};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *Goto = dyn_cast<GotoStmt>(S)) {
+      const LabelStmt *Target = Goto->getLabel()->getStmt();
+      if (Target && isInside(Target->getBeginLoc(), Body) &&
+          !isInside(Goto->getGotoLoc(), Body)) {
+        report(Diags, Target->getIdentLoc(), Level::Error,
+               "label '%0' in the partitioned loop is the target of a 'goto' "
+               "outside it")
+            << Target->getName();
+        report(Diags, Goto->getGotoLoc(), Level::Note, "the 'goto' is here");
+        GotosOk = false;
+      }
+    }
+    llvm::append_range(Work, S->children());
+  }
+  return GotosOk;
+}
+
+bool LoopCheck::checkInvariant(const Expr *E, StringRef What) {
+  if (!E)
+    return true;
+  llvm::SmallVector<const Stmt *, 16> Work{E};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+      const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+      if (VD == Var) {
+        report(Diags, DRE->getLocation(), Level::Error,
+               "loop not in canonical form: its %0 depends on the loop "
+               "variable '%1'")
+            << What << VD->getName();
+        return false;
+      }
+      auto Write = llvm::find_if(
+          Accesses, [&](const Access &A) { return A.Var == VD && A.Writes; });
+      if (VD && Write != Accesses.end()) {
+        report(Diags, DRE->getLocation(), Level::Error,
+               "loop not in canonical form: its %0 is not loop-invariant: "
+               "'%1' is written in the body")
+            << What << VD->getName();
+        report(Diags, Write->At->getExprLoc(), Level::Note,
+               "'%0' is written here")
+            << VD->getName();
+        return false;
+      }
+    }
+    llvm::append_range(Work, S->children());
+  }
+  return true;
+}
+
+void LoopCheck::reportDependences() {
+  llvm::DenseSet<const Expr *> Warned;
+  for (const Subscript &W : Subscripts) {
+    if (!W.IsWrite)
+      continue;
+    for (const Subscript &R : Subscripts) {
+      if (R.IsWrite || R.Root != W.Root ||
+          R.Indices.size() != W.Indices.size() || Warned.count(R.At))
+        continue;
+      for (size_t P = 0; P < W.Indices.size(); ++P) {
+        auto WO = loopOffset(Ctx, W.Indices[P], Var);
+        auto RO = loopOffset(Ctx, R.Indices[P], Var);
+        if (WO && RO && *WO == 0 && *RO != 0) {
+          report(Diags, R.At->getExprLoc(), Level::Warning,
+                 "'%0' is written at '%1' and read at '%2' in the partitioned "
+                 "loop: likely a loop-carried dependence")
+              << W.Root->getName() << text(W.At) << text(R.At);
+          report(Diags, W.At->getExprLoc(), Level::Note, "'%0' is written here")
+              << text(W.At);
+          Warned.insert(R.At);
+          break;
+        }
+      }
+    }
+  }
+}
+
+bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
+  if (!checkHeader(Loop))
+    return false;
+  walk(For.getBody());
+  Ok &= checkGotos();
+  Ok &= checkInvariant(Loop.Bound, "bound");
+  Ok &= checkInvariant(Loop.Step, "step");
+
+  // The private clause names variables declared outside the loop.
+  llvm::SmallSetVector<const VarDecl *, 4> Private;
+  for (const PrivateName &Name : Pragma.Private) {
+    auto Use = llvm::find_if(Accesses, [&](const Access &A) {
+      return A.Var->getName() == Name.Name && isOutsideLoop(A.Var);
+    });
+    if (Use == Accesses.end()) {
+      report(Diags, Name.Loc, Level::Warning,
+             "private variable '%0' is not used in the loop")
+          << Name.Name;
+      continue;
+    }
+    if (Use->Var == Var) {
+      report(Diags, Name.Loc, Level::Error,
+             "the loop variable '%0' cannot be private")
+          << Name.Name;
+      Ok = false;
+      continue;
+    }
+    Private.insert(Use->Var);
+  }
+  for (const VarDecl *VD : NestedInductionVars)
+    Private.insert(VD);
+
+  // Writes: never to the loop variable, to an outside scalar only if private.
+  llvm::DenseSet<const VarDecl *> Reported;
+  for (const Access &A : Accesses) {
+    if (!A.Writes || Reported.count(A.Var))
+      continue;
+    if (A.Var == Var) {
+      report(Diags, A.At->getExprLoc(), Level::Error,
+             "the loop variable '%0' is written in the body of the "
+             "partitioned loop")
+          << Var->getName();
+      Reported.insert(A.Var);
+      Ok = false;
+      continue;
+    }
+    if (!isOutsideLoop(A.Var) || Private.count(A.Var) ||
+        A.Var->getType()->isArrayType())
+      continue;
+    report(Diags, A.At->getExprLoc(), Level::Error,
+           "'%0' is declared outside the partitioned loop and written in it: "
+           "a loop-carried dependence or a race (list it in 'private(...)' if "
+           "each iteration assigns it before reading it)")
+        << A.Var->getName();
+    Reported.insert(A.Var);
+    Ok = false;
+  }
+
+  // A private variable read before it is written.
+  for (const VarDecl *VD : Private) {
+    auto First =
+        llvm::find_if(Accesses, [&](const Access &A) { return A.Var == VD; });
+    if (First != Accesses.end() && First->Reads)
+      report(Diags, First->At->getExprLoc(), Level::Warning,
+             "private variable '%0' may be read before it is written in an "
+             "iteration")
+          << VD->getName();
+  }
+  reportDependences();
+  if (!Ok)
+    return false;
+
+  Vars.Private.assign(Private.begin(), Private.end());
+  llvm::SmallSetVector<const VarDecl *, 8> Shared;
+  for (const Access &A : Accesses)
+    if (A.Var != Var && !Private.count(A.Var) && isOutsideLoop(A.Var) &&
+        A.Var->isLocalVarDeclOrParm() && !A.Var->isLocalExternDecl())
+      Shared.insert(A.Var);
+  Vars.Shared.assign(Shared.begin(), Shared.end());
+  return true;
+}
+
+} // namespace
+
+bool checkLoop(ASTContext &Ctx, const PartitionPragma &Pragma,
+               const FunctionDecl &Fn, const ForStmt &For, CanonicalLoop &Loop,
+               LoopVariables &Vars) {
+  return LoopCheck(Ctx, Pragma, Fn, For).run(Loop, Vars);
+}
+
+} // namespace fpm

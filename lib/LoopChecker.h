@@ -1,0 +1,73 @@
+//===- LoopChecker.h - Is a partitioned loop a DOALL loop? ------*- C++ -*-===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Checks the `for` statement a `#pragma fpm partition` stands before against
+// the spec (spec/pragma.md, "The loop", "Variables", "What the rewriter
+// refuses"): canonical form, no way out of the body, no write to the loop
+// variable, no write to a shared scalar; warns about likely loop-carried
+// dependences and private variables read before written. What it learns
+// (the loop's parts and how each variable is shared) is what the rewriter
+// needs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FPM_LIB_LOOPCHECKER_H
+#define FPM_LIB_LOOPCHECKER_H
+
+#include "PragmaParser.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+namespace clang {
+class ASTContext;
+class Expr;
+class ForStmt;
+class FunctionDecl;
+class VarDecl;
+} // namespace clang
+
+namespace fpm {
+
+/// The comparison of a canonical loop's test, the loop variable on the left;
+/// the values are fpm.h's `enum fpm_compare`.
+enum class LoopCompare { LT = 0, LE = 1, GT = 2, GE = 3, NE = 4 };
+
+/// `for (Var = Lower; Var Compare Bound; Var += Step)`.
+struct CanonicalLoop {
+  const clang::ForStmt *For = nullptr;
+  const clang::VarDecl *Var = nullptr;
+  /// `for (int i = ...)` rather than `int i; ... for (i = ...)`.
+  bool DeclaredInInit = false;
+  const clang::Expr *Lower = nullptr;
+  const clang::Expr *Bound = nullptr;
+  LoopCompare Compare = LoopCompare::LT;
+  /// The step's expression; null for `++` and `--` (a step of 1 or -1).
+  const clang::Expr *Step = nullptr;
+  /// `--` and `-= c`: the step is minus Step (or -1).
+  bool StepNegated = false;
+};
+
+/// How the body shares the variables it names that are declared outside the
+/// loop.
+struct LoopVariables {
+  /// Locals and parameters of the enclosing function the body uses and does
+  /// not write (read only, or arrays), in order of first use.
+  llvm::SmallVector<const clang::VarDecl *, 8> Shared;
+  /// Variables each iteration has its own copy of: the private clause's and
+  /// the induction variables of nested loops (automatic privatization).
+  llvm::SmallVector<const clang::VarDecl *, 4> Private;
+};
+
+/// Checks For, which Pragma stands before, in Fn. Reports every violation as
+/// an error and every suspicion as a warning through Ctx's diagnostics.
+/// Returns false if there was an error; fills Loop and Vars otherwise.
+bool checkLoop(clang::ASTContext &Ctx, const PartitionPragma &Pragma,
+               const clang::FunctionDecl &Fn, const clang::ForStmt &For,
+               CanonicalLoop &Loop, LoopVariables &Vars);
+
+} // namespace fpm
+
+#endif // FPM_LIB_LOOPCHECKER_H

@@ -1,0 +1,464 @@
+//===- PragmaParser.cpp - Parsing '#pragma fpm partition' -----------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PragmaParser.h"
+
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "clang/Lex/Preprocessor.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace clang;
+
+namespace fpm {
+namespace {
+
+using Level = DiagnosticsEngine::Level;
+
+/// The spelling of an identifier or keyword token, or "" for any other.
+StringRef identifierOf(const Token &Tok) {
+  if (const IdentifierInfo *II = Tok.getIdentifierInfo())
+    return II->getName();
+  return "";
+}
+
+/// Parses the clause list of one pragma, reporting as it goes.
+class ClauseParser {
+public:
+  ClauseParser(Preprocessor &PP, ArrayRef<Token> Tokens, SourceLocation EndLoc,
+               PartitionPragma &Pragma)
+      : PP(PP), Diags(PP.getDiagnostics()), Tokens(Tokens), EndLoc(EndLoc),
+        Pragma(Pragma) {}
+
+  bool parse();
+
+private:
+  /// The text between two locations of the pragma, trimmed.
+  std::string textBetween(SourceLocation Begin, SourceLocation End) const {
+    return Lexer::getSourceText(CharSourceRange::getCharRange(Begin, End),
+                                PP.getSourceManager(), PP.getLangOpts())
+        .trim()
+        .str();
+  }
+  std::string spelling(const Token &Tok) const { return PP.getSpelling(Tok); }
+
+  bool parseName(ArrayRef<Token> Args, SourceLocation Close);
+  bool parseSchedule(ArrayRef<Token> Args, SourceLocation Close);
+  bool parseDevices(ArrayRef<Token> Args, SourceLocation Close);
+  bool parseGrain(ArrayRef<Token> Args, SourceLocation Close);
+  bool parseSections(const Token &Clause, ArrayRef<Token> Args,
+                     SourceLocation Close,
+                     llvm::SmallVectorImpl<DataSection> &Sections);
+  bool parsePrivate(ArrayRef<Token> Args, SourceLocation Close);
+  bool parseKernel(ArrayRef<Token> Args, SourceLocation Close);
+
+  bool isPositiveInteger(const Token &Tok) const {
+    uint64_t Value;
+    return Tok.is(tok::numeric_constant) &&
+           !StringRef(spelling(Tok)).getAsInteger(0, Value) && Value > 0;
+  }
+
+  Preprocessor &PP;
+  DiagnosticsEngine &Diags;
+  ArrayRef<Token> Tokens;
+  SourceLocation EndLoc;
+  PartitionPragma &Pragma;
+};
+
+bool ClauseParser::parse() {
+  bool Ok = true;
+  llvm::StringMap<SourceLocation> Seen;
+  size_t Pos = 0;
+  while (Pos < Tokens.size()) {
+    const Token &Clause = Tokens[Pos];
+    if (Clause.is(tok::comma)) { // Commas may separate clauses.
+      ++Pos;
+      continue;
+    }
+    StringRef Name = identifierOf(Clause);
+    bool Known = llvm::StringSwitch<bool>(Name)
+                     .Cases("name", "schedule", "devices", "grain", true)
+                     .Cases("in", "out", "inout", "private", "kernel", true)
+                     .Default(false);
+    if (!Known) {
+      if (Name.empty())
+        report(Diags, Clause.getLocation(), Level::Error,
+               "expected a clause of '#pragma fpm partition' (name, schedule, "
+               "devices, grain, in, out, inout, private or kernel)");
+      else
+        report(Diags, Clause.getLocation(), Level::Error,
+               "unknown clause '%0' in '#pragma fpm partition'")
+            << Name;
+      return false;
+    }
+    auto [It, Inserted] = Seen.try_emplace(Name, Clause.getLocation());
+    if (!Inserted) {
+      report(Diags, Clause.getLocation(), Level::Error,
+             "duplicate '%0' clause in '#pragma fpm partition'")
+          << Name;
+      report(Diags, It->second, Level::Note, "previous '%0' clause is here")
+          << Name;
+      Ok = false;
+    }
+    ++Pos;
+    if (Pos == Tokens.size() || Tokens[Pos].isNot(tok::l_paren)) {
+      report(Diags, Pos == Tokens.size() ? EndLoc : Tokens[Pos].getLocation(),
+             Level::Error, "expected '(' after '%0'")
+          << Name;
+      return false;
+    }
+    // The arguments run to the matching ')'.
+    size_t Open = Pos++;
+    unsigned Depth = 1;
+    size_t ArgBegin = Pos;
+    for (; Pos < Tokens.size(); ++Pos) {
+      if (Tokens[Pos].isOneOf(tok::l_paren, tok::l_square))
+        ++Depth;
+      else if (Tokens[Pos].isOneOf(tok::r_paren, tok::r_square) && --Depth == 0)
+        break;
+    }
+    if (Pos == Tokens.size() || Tokens[Pos].isNot(tok::r_paren)) {
+      report(Diags, Pos == Tokens.size() ? EndLoc : Tokens[Pos].getLocation(),
+             Level::Error, "expected ')' to close '%0('")
+          << Name;
+      report(Diags, Tokens[Open].getLocation(), Level::Note,
+             "to match this '('");
+      return false;
+    }
+    ArrayRef<Token> Args = Tokens.slice(ArgBegin, Pos - ArgBegin);
+    SourceLocation Close = Tokens[Pos].getLocation();
+    ++Pos;
+    bool ClauseOk;
+    if (Name == "name")
+      ClauseOk = parseName(Args, Close);
+    else if (Name == "schedule")
+      ClauseOk = parseSchedule(Args, Close);
+    else if (Name == "devices")
+      ClauseOk = parseDevices(Args, Close);
+    else if (Name == "grain")
+      ClauseOk = parseGrain(Args, Close);
+    else if (Name == "in")
+      ClauseOk = parseSections(Clause, Args, Close, Pragma.In);
+    else if (Name == "out")
+      ClauseOk = parseSections(Clause, Args, Close, Pragma.Out);
+    else if (Name == "inout")
+      ClauseOk = parseSections(Clause, Args, Close, Pragma.InOut);
+    else if (Name == "private")
+      ClauseOk = parsePrivate(Args, Close);
+    else
+      ClauseOk = parseKernel(Args, Close);
+    Ok &= ClauseOk;
+  }
+  return Ok;
+}
+
+bool ClauseParser::parseName(ArrayRef<Token> Args, SourceLocation Close) {
+  // A name is an identifier or identifiers joined by '.', written without
+  // spaces: the shape of the default names (`matmul.rows`, `jacobi.main.0`),
+  // which the lexer splits into identifiers, periods and numbers like `.0`.
+  std::string Name;
+  size_t Bad = Args.empty() || identifierOf(Args[0]).empty() ? 0 : Args.size();
+  for (size_t I = 0; I < Args.size() && Bad == Args.size(); ++I) {
+    const Token &Tok = Args[I];
+    if (I > 0 && Tok.hasLeadingSpace())
+      Bad = I;
+    else if (StringRef Id = identifierOf(Tok); !Id.empty())
+      Name += Id;
+    else if (Tok.is(tok::period))
+      Name += '.';
+    else if (Tok.is(tok::numeric_constant) && Tok.getLiteralData())
+      Name += StringRef(Tok.getLiteralData(), Tok.getLength());
+    else
+      Bad = I;
+  }
+  if (Bad == Args.size() && !Name.empty() && Name.back() == '.')
+    Bad = Args.size() - 1;
+  if (Bad != Args.size() || Args.empty()) {
+    report(Diags, Args.empty() ? Close : Args[Bad].getLocation(), Level::Error,
+           "expected one name in 'name(...)': an identifier, or identifiers "
+           "joined by '.'");
+    return false;
+  }
+  Pragma.Name = std::move(Name);
+  return true;
+}
+
+bool ClauseParser::parseSchedule(ArrayRef<Token> Args, SourceLocation Close) {
+  if (Args.empty() || identifierOf(Args[0]).empty()) {
+    report(Diags, Args.empty() ? Close : Args[0].getLocation(), Level::Error,
+           "expected a schedule kind in 'schedule(...)'");
+    return false;
+  }
+  StringRef Kind = identifierOf(Args[0]);
+  enum ArgKind { None, Optional, Css };
+  std::optional<ArgKind> Takes =
+      llvm::StringSwitch<std::optional<ArgKind>>(Kind)
+          .Cases("equal", "cpm", "geometric", "numerical", None)
+          .Cases("hpopta", "optimal", "wdah_heuristic", "pss", "auto", None)
+          .Cases("wdah", "gss", "fss", "tss", Optional)
+          .Case("css", Css)
+          .Default(std::nullopt);
+  if (!Takes) {
+    report(Diags, Args[0].getLocation(), Level::Error,
+           "unknown schedule '%0' (known: equal, cpm, geometric, numerical, "
+           "hpopta, optimal, wdah, wdah_heuristic, pss, css, gss, fss, tss, "
+           "auto)")
+        << Kind;
+    return false;
+  }
+  ArrayRef<Token> Rest = Args.drop_front();
+  switch (*Takes) {
+  case None:
+    if (!Rest.empty()) {
+      report(Diags, Rest[0].getLocation(), Level::Error,
+             "schedule '%0' takes no argument")
+          << Kind;
+      return false;
+    }
+    Pragma.Schedule = Kind.str();
+    return true;
+  case Css:
+    if (Rest.size() != 3 || Rest[0].isNot(tok::l_paren) ||
+        !isPositiveInteger(Rest[1]) || Rest[2].isNot(tok::r_paren)) {
+      report(Diags, Rest.empty() ? Close : Rest[0].getLocation(), Level::Error,
+             "schedule 'css' needs a positive chunk size: 'css(k)'");
+      return false;
+    }
+    Pragma.Schedule = "css(" + spelling(Rest[1]) + ")";
+    return true;
+  case Optional:
+    if (Rest.empty()) {
+      Pragma.Schedule = Kind.str();
+      return true;
+    }
+    if (Rest.size() != 2 || Rest[0].isNot(tok::comma) ||
+        Rest[1].isNot(tok::numeric_constant)) {
+      report(Diags,
+             Rest.size() >= 2 && Rest[0].is(tok::comma) ? Rest[1].getLocation()
+                                                        : Rest[0].getLocation(),
+             Level::Error, "expected '%0' or '%0, <number>' in 'schedule(...)'")
+          << Kind;
+      return false;
+    }
+    Pragma.Schedule = (Kind + ", " + spelling(Rest[1])).str();
+    return true;
+  }
+  return false;
+}
+
+bool ClauseParser::parseDevices(ArrayRef<Token> Args, SourceLocation Close) {
+  bool Cpu = false, Gpu = false;
+  bool ExpectName = true;
+  for (const Token &Tok : Args) {
+    if (!ExpectName) {
+      if (Tok.isNot(tok::comma) && Tok.isNot(tok::pipe)) {
+        report(Diags, Tok.getLocation(), Level::Error,
+               "expected ',' between devices");
+        return false;
+      }
+      ExpectName = true;
+      continue;
+    }
+    StringRef Name = identifierOf(Tok);
+    if (Name == "cpu") {
+      Cpu = true;
+    } else if (Name == "gpu") {
+      Gpu = true;
+    } else if (Name == "all") {
+      Cpu = Gpu = true;
+    } else {
+      report(Diags, Tok.getLocation(), Level::Error,
+             "unknown device '%0' in 'devices(...)' (known: cpu, gpu, all)")
+          << spelling(Tok);
+      return false;
+    }
+    ExpectName = false;
+  }
+  if (ExpectName) {
+    report(Diags, Close, Level::Error,
+           "expected a device in 'devices(...)' (cpu, gpu or all)");
+    return false;
+  }
+  Pragma.Devices = Cpu && Gpu ? "all" : Cpu ? "cpu" : "gpu";
+  return true;
+}
+
+bool ClauseParser::parseGrain(ArrayRef<Token> Args, SourceLocation Close) {
+  if (Args.empty()) {
+    report(Diags, Close, Level::Error, "expected a grain size in 'grain(...)'");
+    return false;
+  }
+  if (Args.size() == 1 && Args[0].is(tok::numeric_constant) &&
+      !isPositiveInteger(Args[0])) {
+    report(Diags, Args[0].getLocation(), Level::Error,
+           "the grain must be a positive integer");
+    return false;
+  }
+  Pragma.Grain = textBetween(Args.front().getLocation(), Close);
+  return true;
+}
+
+bool ClauseParser::parseSections(const Token &Clause, ArrayRef<Token> Args,
+                                 SourceLocation Close,
+                                 llvm::SmallVectorImpl<DataSection> &Sections) {
+  StringRef ClauseName = identifierOf(Clause);
+  size_t Pos = 0;
+  auto Fail = [&](SourceLocation Loc) {
+    report(Diags, Loc, Level::Error,
+           "expected an array section 'array[lower:length]' in '%0(...)'")
+        << ClauseName;
+    return false;
+  };
+  auto LocAt = [&](size_t I) {
+    return I < Args.size() ? Args[I].getLocation() : Close;
+  };
+  if (Args.empty())
+    return Fail(Close);
+  while (Pos < Args.size()) {
+    size_t Begin = Pos;
+    if (identifierOf(Args[Pos]).empty())
+      return Fail(LocAt(Pos));
+    ++Pos;
+    unsigned Dims = 0;
+    while (Pos < Args.size() && Args[Pos].is(tok::l_square)) {
+      // One [lower:length], with a ':' at depth 0 and something either side.
+      size_t Open = Pos++;
+      unsigned Depth = 0;
+      size_t Colon = 0;
+      for (; Pos < Args.size(); ++Pos) {
+        const Token &Tok = Args[Pos];
+        if (Tok.isOneOf(tok::l_paren, tok::l_square))
+          ++Depth;
+        else if (Tok.isOneOf(tok::r_paren, tok::r_square) && Depth-- == 0)
+          break;
+        else if (Tok.is(tok::colon) && Depth == 0 && !Colon)
+          Colon = Pos;
+      }
+      if (Pos == Args.size() || Args[Pos].isNot(tok::r_square) || !Colon ||
+          Colon == Open + 1 || Colon + 1 == Pos)
+        return Fail(Colon ? LocAt(Colon) : LocAt(Pos));
+      ++Pos;
+      ++Dims;
+    }
+    if (!Dims)
+      return Fail(LocAt(Pos));
+    Sections.push_back({identifierOf(Args[Begin]).str(),
+                        textBetween(Args[Begin].getLocation(), LocAt(Pos)),
+                        Args[Begin].getLocation()});
+    if (Pos < Args.size()) {
+      if (Args[Pos].isNot(tok::comma) || Pos + 1 == Args.size())
+        return Fail(LocAt(Pos + (Args[Pos].is(tok::comma) ? 1 : 0)));
+      ++Pos;
+    }
+  }
+  return true;
+}
+
+bool ClauseParser::parsePrivate(ArrayRef<Token> Args, SourceLocation Close) {
+  if (Args.empty()) {
+    report(Diags, Close, Level::Error,
+           "expected a variable name in 'private(...)'");
+    return false;
+  }
+  for (size_t Pos = 0; Pos < Args.size(); ++Pos) {
+    if (Pos % 2) {
+      if (Args[Pos].isNot(tok::comma) || Pos + 1 == Args.size()) {
+        report(Diags,
+               Args[Pos].is(tok::comma) ? Close : Args[Pos].getLocation(),
+               Level::Error,
+               "expected a comma-separated list of variable "
+               "names in 'private(...)'");
+        return false;
+      }
+      continue;
+    }
+    StringRef Name = identifierOf(Args[Pos]);
+    if (Name.empty()) {
+      report(Diags, Args[Pos].getLocation(), Level::Error,
+             "expected a variable name in 'private(...)'");
+      return false;
+    }
+    if (llvm::any_of(Pragma.Private,
+                     [&](const PrivateName &P) { return P.Name == Name; })) {
+      report(Diags, Args[Pos].getLocation(), Level::Error,
+             "'%0' is listed twice in 'private(...)'")
+          << Name;
+      return false;
+    }
+    Pragma.Private.push_back({Name.str(), Args[Pos].getLocation()});
+  }
+  return true;
+}
+
+bool ClauseParser::parseKernel(ArrayRef<Token> Args, SourceLocation Close) {
+  if (Args.size() != 3 || Args[0].isNot(tok::string_literal) ||
+      Args[1].isNot(tok::comma) || identifierOf(Args[2]).empty()) {
+    report(Diags, Args.empty() ? Close : Args[0].getLocation(), Level::Error,
+           "expected 'kernel(\"file.cl\", name)'");
+    return false;
+  }
+  std::string File = spelling(Args[0]);
+  Pragma.KernelFile = File.substr(1, File.size() - 2);
+  Pragma.KernelName = identifierOf(Args[2]).str();
+  return true;
+}
+
+} // namespace
+
+bool parsePartitionClauses(Preprocessor &PP, ArrayRef<Token> Tokens,
+                           SourceLocation EndLoc, PartitionPragma &Pragma) {
+  return ClauseParser(PP, Tokens, EndLoc, Pragma).parse();
+}
+
+void FpmPragmaHandler::HandlePragma(Preprocessor &PP,
+                                    PragmaIntroducer Introducer,
+                                    Token &FirstToken) {
+  // FirstToken is `fpm`; read the rest of the directive as written, without
+  // expanding macros (they stay in the text the rewriter copies).
+  llvm::SmallVector<Token, 32> Tokens;
+  Token Tok;
+  PP.LexUnexpandedToken(Tok);
+  while (Tok.isNot(tok::eod)) {
+    Tokens.push_back(Tok);
+    PP.LexUnexpandedToken(Tok);
+  }
+  SourceLocation EndLoc = Tok.getLocation();
+  DiagnosticsEngine &Diags = PP.getDiagnostics();
+  SourceManager &SM = PP.getSourceManager();
+
+  if (Tokens.empty() || identifierOf(Tokens[0]) != "partition") {
+    report(Diags, Tokens.empty() ? EndLoc : Tokens[0].getLocation(),
+           Level::Error, "expected 'partition' after '#pragma fpm'");
+    return;
+  }
+  if (Introducer.Kind != PIK_HashPragma) {
+    report(Diags, Tokens[0].getLocation(), Level::Error,
+           "'fpm partition' must be written as a '#pragma' directive");
+    return;
+  }
+  if (!SM.isWrittenInMainFile(Introducer.Loc)) {
+    report(Diags, Tokens[0].getLocation(), Level::Warning,
+           "'#pragma fpm partition' outside the main file is not rewritten");
+    return;
+  }
+
+  PartitionPragma Pragma;
+  Pragma.HashLoc = Introducer.Loc;
+  Pragma.EndLoc = EndLoc;
+  Pragma.KeywordLoc = Tokens[0].getLocation();
+  Pragma.Text = Lexer::getSourceText(
+                    CharSourceRange::getCharRange(Introducer.Loc, EndLoc), SM,
+                    PP.getLangOpts())
+                    .rtrim()
+                    .str();
+  (void)FirstToken;
+  if (parsePartitionClauses(PP, ArrayRef(Tokens).drop_front(), EndLoc, Pragma))
+    Pragmas.push_back(std::move(Pragma));
+}
+
+} // namespace fpm

@@ -1,0 +1,103 @@
+//===- PragmaParser.h - Parsing '#pragma fpm partition' ---------*- C++ -*-===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Clang keeps no unknown pragma in the AST, so a PragmaHandler for the `fpm`
+// namespace records each `#pragma fpm partition` while the file is parsed:
+// where it is and its clauses, parsed and checked as the spec says
+// (spec/pragma.md). Malformed clauses are reported through the
+// preprocessor's DiagnosticsEngine as they are seen.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FPM_LIB_PRAGMAPARSER_H
+#define FPM_LIB_PRAGMAPARSER_H
+
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/SourceLocation.h"
+#include "clang/Lex/Pragma.h"
+#include "clang/Lex/Token.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+#include <vector>
+
+namespace clang {
+class Preprocessor;
+} // namespace clang
+
+namespace fpm {
+
+/// Reports a diagnostic of our own through Clang's engine, so that it prints
+/// as `file:line:col: error: ...` with the source line and a caret.
+template <unsigned N>
+clang::DiagnosticBuilder
+report(clang::DiagnosticsEngine &Diags, clang::SourceLocation Loc,
+       clang::DiagnosticsEngine::Level Level, const char (&Format)[N]) {
+  return Diags.Report(Loc, Diags.getCustomDiagID(Level, Format));
+}
+
+/// One `array[lower:length]` of an in, out or inout clause, as written.
+struct DataSection {
+  std::string Array;
+  std::string Text;
+  clang::SourceLocation Loc;
+};
+
+/// One name of a private clause.
+struct PrivateName {
+  std::string Name;
+  clang::SourceLocation Loc;
+};
+
+/// A `#pragma fpm partition` and its clauses. Optional clauses left out of
+/// the pragma are empty strings.
+struct PartitionPragma {
+  /// The `#` of the directive, and the end of its line.
+  clang::SourceLocation HashLoc;
+  clang::SourceLocation EndLoc;
+  /// The `partition` token, for messages about the pragma as a whole.
+  clang::SourceLocation KeywordLoc;
+  /// The directive as written (for the marker comment left in its place).
+  std::string Text;
+
+  std::string Name;
+  /// The schedule in the runtime's form: "gss, 80", "css(4)", "wdah".
+  std::string Schedule;
+  /// "cpu", "gpu" or "all".
+  std::string Devices;
+  /// The grain expression as written.
+  std::string Grain;
+  llvm::SmallVector<DataSection, 2> In, Out, InOut;
+  llvm::SmallVector<PrivateName, 2> Private;
+  std::string KernelFile, KernelName;
+};
+
+/// Parses the clauses after `partition` (Tokens, up to but not including the
+/// end of the directive at EndLoc) into Pragma. Reports every problem as an
+/// error and returns false if there was one.
+bool parsePartitionClauses(clang::Preprocessor &PP,
+                           llvm::ArrayRef<clang::Token> Tokens,
+                           clang::SourceLocation EndLoc,
+                           PartitionPragma &Pragma);
+
+/// Handles every `#pragma fpm ...`: records the valid `partition` pragmas of
+/// the main file in Pragmas, in source order.
+class FpmPragmaHandler : public clang::PragmaHandler {
+public:
+  explicit FpmPragmaHandler(std::vector<PartitionPragma> &Pragmas)
+      : clang::PragmaHandler("fpm"), Pragmas(Pragmas) {}
+
+  void HandlePragma(clang::Preprocessor &PP, clang::PragmaIntroducer Introducer,
+                    clang::Token &FirstToken) override;
+
+private:
+  std::vector<PartitionPragma> &Pragmas;
+};
+
+} // namespace fpm
+
+#endif // FPM_LIB_PRAGMAPARSER_H

@@ -1,0 +1,465 @@
+//===- Rewriter.cpp - Turning a partitioned loop into runtime calls -------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Rewriter.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/AST/TypeLoc.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "clang/Rewrite/Core/Rewriter.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace clang;
+
+namespace fpm {
+namespace {
+
+using Level = DiagnosticsEngine::Level;
+
+/// S as the inside of a C string literal.
+std::string escapeString(StringRef S) {
+  std::string Out;
+  for (char C : S) {
+    if (C == '\\' || C == '"')
+      Out += '\\';
+    if (C == '\n') {
+      Out += "\\n";
+      continue;
+    }
+    Out += C;
+  }
+  return Out;
+}
+
+/// S with no end of a block comment in it.
+std::string commentSafe(StringRef S) {
+  std::string Out;
+  for (size_t I = 0; I < S.size(); ++I) {
+    Out += S[I];
+    if (S[I] == '*' && I + 1 < S.size() && S[I + 1] == '/')
+      Out += ' ';
+  }
+  return Out;
+}
+
+/// Whether T names a type declared inside a function, or an unnamed one:
+/// a type an outlined function placed before it cannot name.
+bool usesLocalType(QualType T) {
+  const Type *Ty = T.getTypePtr();
+  while (true) {
+    if (const auto *TT = Ty->getAs<TypedefType>())
+      return TT->getDecl()->getDeclContext()->isFunctionOrMethod();
+    const Type *Inner = Ty->getPointeeOrArrayElementType();
+    if (Inner == Ty)
+      break;
+    Ty = Inner;
+  }
+  if (const TagDecl *Tag = Ty->getAsTagDecl())
+    return Tag->getDeclContext()->isFunctionOrMethod() ||
+           (!Tag->getIdentifier() && !Tag->getTypedefNameForAnonDecl());
+  return false;
+}
+
+} // namespace
+
+/// The pieces of text the two rewrites share.
+struct LoopRewriter::LoopText {
+  std::string Suffix;  // "_<k>": the suffix of the block's names
+  std::string VarName; // the loop variable
+  std::string Lower, Bound, Step, Compare;
+  std::string I64, U64;              // int64_t, spelled for the language
+  SourceLocation BodyBegin, BodyEnd; // [begin, end) of the body's text
+  std::string BodyLine;  // #line (and indentation) before the body's text
+  std::string AfterLine; // #line (and indentation) before the text after
+  std::string File;
+  unsigned Line = 0;
+};
+
+LoopRewriter::LoopRewriter(ASTContext &Ctx, clang::Rewriter &Rewrite)
+    : Ctx(Ctx), Rewrite(Rewrite) {}
+
+namespace {
+
+/// Helpers over one file's text.
+class Text {
+public:
+  explicit Text(ASTContext &Ctx)
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), Policy(Ctx.getLangOpts()) {
+    Policy.SuppressUnwrittenScope = true;
+  }
+
+  std::string of(SourceRange Range) const {
+    return Lexer::getSourceText(SM.getExpansionRange(Range), SM,
+                                Ctx.getLangOpts())
+        .str();
+  }
+  std::string of(const Expr *E) const {
+    if (const auto *List = dyn_cast<InitListExpr>(E->IgnoreImplicit()))
+      if (List->getNumInits() == 1)
+        E = List->getInit(0);
+    return of(E->getSourceRange());
+  }
+  std::string type(QualType T, StringRef Name = "") const {
+    std::string S;
+    llvm::raw_string_ostream OS(S);
+    T.print(OS, Policy, Name);
+    return S;
+  }
+  /// `#line` for Loc, then spaces up to Loc's column.
+  std::string lineMarker(SourceLocation Loc) const {
+    PresumedLoc P = SM.getPresumedLoc(Loc);
+    // Indent what follows to its column, unless nothing follows.
+    StringRef Rest(SM.getCharacterData(Loc));
+    Rest = Rest.substr(0, Rest.find_first_of("\r\n"));
+    bool Blank = Rest.find_first_not_of(" \t") == StringRef::npos;
+    return "#line " + std::to_string(P.getLine()) + " \"" +
+           escapeString(P.getFilename()) + "\"\n" +
+           std::string(Blank ? 0 : P.getColumn() - 1, ' ');
+  }
+
+private:
+  ASTContext &Ctx;
+  const SourceManager &SM;
+  PrintingPolicy Policy;
+};
+
+/// Where the text of Body ends: after its last token, and after the `;`
+/// that ends it when the statement's range leaves that out.
+std::optional<SourceLocation> bodyEnd(const Stmt *Body, const SourceManager &SM,
+                                      const LangOptions &LO) {
+  const Stmt *Last = Body;
+  while (true) {
+    if (const auto *F = dyn_cast<ForStmt>(Last))
+      Last = F->getBody();
+    else if (const auto *W = dyn_cast<WhileStmt>(Last))
+      Last = W->getBody();
+    else if (const auto *R = dyn_cast<CXXForRangeStmt>(Last))
+      Last = R->getBody();
+    else if (const auto *I = dyn_cast<IfStmt>(Last))
+      Last = I->getElse() ? I->getElse() : I->getThen();
+    else if (const auto *S = dyn_cast<SwitchStmt>(Last))
+      Last = S->getBody();
+    else if (const auto *L = dyn_cast<LabelStmt>(Last))
+      Last = L->getSubStmt();
+    else if (const auto *A = dyn_cast<AttributedStmt>(Last))
+      Last = A->getSubStmt();
+    else
+      break;
+  }
+  SourceLocation LastToken = SM.getExpansionRange(Body->getEndLoc()).getEnd();
+  if (isa<CompoundStmt, NullStmt, DeclStmt, CXXTryStmt>(Last))
+    return Lexer::getLocForEndOfToken(LastToken, 0, SM, LO);
+  std::optional<Token> Semi = Lexer::findNextToken(LastToken, SM, LO);
+  if (!Semi || Semi->isNot(tok::semi))
+    return std::nullopt;
+  return Semi->getEndLoc();
+}
+
+} // namespace
+
+bool LoopRewriter::rewrite(const LoopRewrite &L) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  DiagnosticsEngine &Diags = Ctx.getDiagnostics();
+  const CanonicalLoop &Loop = L.Loop;
+  const ForStmt *For = Loop.For;
+  bool Cxx = Ctx.getLangOpts().CPlusPlus;
+  Text T(Ctx);
+
+  if (For->getForLoc().isMacroID() ||
+      !SM.isWrittenInMainFile(For->getForLoc())) {
+    report(Diags, SM.getExpansionLoc(For->getForLoc()), Level::Error,
+           "cannot rewrite a loop that comes from a macro expansion");
+    return false;
+  }
+  LoopText LT;
+  LT.Suffix = "_" + std::to_string(L.Index);
+  LT.VarName = Loop.Var->getName().str();
+  LT.I64 = Cxx ? "std::int64_t" : "int64_t";
+  LT.U64 = Cxx ? "std::uint64_t" : "uint64_t";
+  LT.Lower = T.of(Loop.Lower);
+  LT.Bound = T.of(Loop.Bound);
+  if (!Loop.Step)
+    LT.Step = Loop.StepNegated ? "-1" : "1";
+  else
+    LT.Step = std::string(Loop.StepNegated ? "-" : "") + "(" + LT.I64 + ")(" +
+              T.of(Loop.Step) + ")";
+  static const char *const CompareNames[] = {"FPM_LT", "FPM_LE", "FPM_GT",
+                                             "FPM_GE", "FPM_NE"};
+  LT.Compare = CompareNames[static_cast<int>(Loop.Compare)];
+  LT.BodyBegin = L.BodyBegin.isValid()
+                     ? L.BodyBegin
+                     : SM.getExpansionLoc(For->getBody()->getBeginLoc());
+  std::optional<SourceLocation> End =
+      bodyEnd(For->getBody(), SM, Ctx.getLangOpts());
+  if (!End) {
+    report(Diags, SM.getExpansionLoc(For->getBody()->getBeginLoc()),
+           Level::Error, "cannot find where the body of this loop ends");
+    return false;
+  }
+  LT.BodyEnd = *End;
+  LT.BodyLine = T.lineMarker(LT.BodyBegin);
+  LT.AfterLine = T.lineMarker(LT.BodyEnd);
+  PresumedLoc ForLoc = SM.getPresumedLoc(For->getForLoc());
+  LT.File = ForLoc.getFilename();
+  LT.Line = ForLoc.getLine();
+
+  bool Ok = Cxx ? rewriteCxx(L, LT) : rewriteC(L, LT);
+  Rewritten |= Ok;
+  return Ok;
+}
+
+/// The start of the block both languages share: the loop's parameters
+/// evaluated once, its trip count, its fpm_loop. Type is the loop
+/// variable's type; Zero the initialiser of a zeroed struct.
+static void emitSetup(llvm::raw_ostream &OS, const LoopRewrite &L,
+                      const std::string &Type, const std::string &Zero,
+                      const std::string &ExtraDecls, const std::string &S,
+                      const std::string &I64, const std::string &Lower,
+                      const std::string &Bound, const std::string &Step,
+                      const std::string &Compare, const std::string &File,
+                      unsigned Line) {
+  const PartitionPragma &P = *L.Pragma;
+  OS << "  const " << Type << " fpm_lower" << S << " = (" << Type << ")("
+     << Lower << ");\n";
+  OS << "  const " << Type << " fpm_bound" << S << " = (" << Type << ")("
+     << Bound << ");\n";
+  OS << "  const " << I64 << " fpm_step" << S << " = " << Step << ";\n";
+  OS << "  const " << I64 << " fpm_trip" << S << " = fpm_trip_count((" << I64
+     << ")fpm_lower" << S << ", (" << I64 << ")fpm_bound" << S << ", fpm_step"
+     << S << ", " << Compare << ", (" << Type << ")-1 > (" << Type << ")0);\n";
+  OS << "  fpm_loop fpm_info" << S << " = " << Zero << ";\n";
+  OS << ExtraDecls;
+  OS << "  fpm_info" << S << ".name = \"" << escapeString(L.Name) << "\";\n";
+  if (!P.Schedule.empty())
+    OS << "  fpm_info" << S << ".schedule = \"" << escapeString(P.Schedule)
+       << "\";\n";
+  if (!P.Devices.empty())
+    OS << "  fpm_info" << S << ".devices = \"" << P.Devices << "\";\n";
+  if (!P.Grain.empty())
+    OS << "  fpm_info" << S << ".grain = (" << I64 << ")(" << P.Grain << ");\n";
+  OS << "  fpm_info" << S << ".file = \"" << escapeString(File) << "\";\n";
+  OS << "  fpm_info" << S << ".line = " << Line << ";\n";
+}
+
+bool LoopRewriter::rewriteCxx(const LoopRewrite &L, const LoopText &LT) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  const CanonicalLoop &Loop = L.Loop;
+  const VarDecl *Var = Loop.Var;
+  Text T(Ctx);
+  const std::string &S = LT.Suffix;
+
+  // The loop variable's type, as the code around the loop can name it.
+  std::string VarType;
+  if (!Loop.DeclaredInInit) {
+    VarType = "decltype(" + LT.VarName + ")";
+  } else if (!Var->getType()->isDependentType()) {
+    VarType = T.type(Var->getType().getUnqualifiedType());
+  } else {
+    VarType = T.of(Var->getTypeSourceInfo()->getTypeLoc().getSourceRange());
+    if (StringRef(VarType).contains("auto"))
+      VarType = "decltype(" + LT.Lower + ")";
+  }
+  std::string Alias = "fpm_t" + S;
+
+  std::string Prefix;
+  llvm::raw_string_ostream OS(Prefix);
+  OS << "/* fpm-rewrite: " << commentSafe(L.Pragma->Text) << " */\n{\n";
+  OS << "  using " << Alias << " = " << VarType << ";\n";
+  emitSetup(OS, L, Alias, "{}", "", S, LT.I64, LT.Lower, LT.Bound, LT.Step,
+            LT.Compare, LT.File, LT.Line);
+  OS << "  ::fpm::parallelFor(fpm_info" << S << ", fpm_trip" << S
+     << ", [&](std::int64_t fpm_begin, std::int64_t fpm_end) {\n";
+  for (const VarDecl *VD : L.Vars.Private) {
+    QualType PT = VD->getType();
+    if (PT->isReferenceType())
+      OS << "    " << T.type(PT.getNonReferenceType(), VD->getName()) << ";\n";
+    else
+      OS << "    decltype(" << VD->getName() << ") " << VD->getName() << ";\n";
+  }
+  OS << "    for (std::int64_t fpm_k = fpm_begin; fpm_k < fpm_end; ++fpm_k) "
+        "{\n";
+  OS << "      " << Alias << " " << LT.VarName << " = (" << Alias << ")(("
+     << LT.U64 << ")fpm_lower" << S << " + (" << LT.U64 << ")fpm_k * ("
+     << LT.U64 << ")fpm_step" << S << ");\n";
+  OS << "      (void)" << LT.VarName << ";\n";
+  OS << LT.BodyLine;
+
+  std::string Suffix;
+  llvm::raw_string_ostream After(Suffix);
+  After << "\n    }\n  });\n";
+  if (!Loop.DeclaredInInit)
+    After << "  " << LT.VarName << " = (" << Alias << ")((" << LT.U64
+          << ")fpm_lower" << S << " + (" << LT.U64 << ")fpm_trip" << S << " * ("
+          << LT.U64 << ")fpm_step" << S << ");\n  (void)" << LT.VarName
+          << ";\n";
+  After << "}\n" << LT.AfterLine;
+
+  SourceLocation Hash = L.Pragma->HashLoc;
+  unsigned Length = SM.getFileOffset(LT.BodyBegin) - SM.getFileOffset(Hash);
+  Rewrite.ReplaceText(Hash, Length, Prefix);
+  Rewrite.InsertTextAfter(LT.BodyEnd, Suffix);
+  return true;
+}
+
+bool LoopRewriter::rewriteC(const LoopRewrite &L, const LoopText &LT) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  DiagnosticsEngine &Diags = Ctx.getDiagnostics();
+  const CanonicalLoop &Loop = L.Loop;
+  const VarDecl *Var = Loop.Var;
+  Text T(Ctx);
+  const std::string &S = LT.Suffix;
+  std::string VarType = T.type(Var->getType().getUnqualifiedType());
+  std::string Ctx_ = "fpm_c" + S;
+
+  // What the context carries, how the call site fills it and how the
+  // outlined function declares the body's names from it.
+  std::string Members, Sets, Locals;
+  llvm::raw_string_ostream M(Members), Set(Sets), Local(Locals);
+  auto CannotOutline = [&](const VarDecl *VD, StringRef Why) {
+    report(Diags, L.Pragma->KeywordLoc, Level::Error,
+           "cannot outline the loop's body: '%0' %1")
+        << VD->getName() << Why;
+    report(Diags, VD->getLocation(), Level::Note, "'%0' is declared here")
+        << VD->getName();
+    return false;
+  };
+  for (const VarDecl *VD : L.Vars.Shared) {
+    std::string N = VD->getName().str();
+    QualType Declared = VD->getType();
+    if (usesLocalType(Declared))
+      return CannotOutline(VD, "has a type declared in the function");
+    QualType Passed =
+        Declared->isArrayType() ? Ctx.getArrayDecayedType(Declared) : Declared;
+    if (!Passed->isVariablyModifiedType()) {
+      M << "  " << T.type(Passed.getUnqualifiedType(), N) << ";\n";
+      Set << "  " << Ctx_ << "." << N << " = " << N << ";\n";
+      Local << "  " << T.type(Declared->isArrayType() ? Passed : Declared, N)
+            << " = fpm_c->" << N << ";\n";
+      continue;
+    }
+    // A VLA or a pointer to one: the address travels as void *, with each
+    // variable extent measured at the call site.
+    const auto *Ptr = Passed->getAs<PointerType>();
+    if (!Ptr)
+      return CannotOutline(VD, "has a variably modified type fpm cannot pass");
+    QualType Elem = Ptr->getPointeeType();
+    std::string Dims;
+    M << "  void *" << N << ";\n";
+    Set << "  " << Ctx_ << "." << N << " = (void *)" << N << ";\n";
+    std::string Zeros = "[0]";
+    for (unsigned Level = 1; const ArrayType *AT = Ctx.getAsArrayType(Elem);
+         ++Level, Elem = AT->getElementType(), Zeros += "[0]") {
+      if (const auto *CAT = dyn_cast<ConstantArrayType>(AT)) {
+        Dims += "[" + std::to_string(CAT->getSize().getZExtValue()) + "]";
+        continue;
+      }
+      if (!isa<VariableArrayType>(AT))
+        return CannotOutline(VD, "has an array type fpm cannot pass");
+      std::string Dim = "fpm_" + N + "_d" + std::to_string(Level);
+      Dims += "[" + Dim + "]";
+      M << "  int64_t " << Dim << ";\n";
+      Set << "  " << Ctx_ << "." << Dim << " = (int64_t)(sizeof(" << N << Zeros
+          << ") / sizeof(" << N << Zeros << "[0]));\n";
+      Local << "  const int64_t " << Dim << " = fpm_c->" << Dim << ";\n";
+    }
+    if (Elem->isVariablyModifiedType())
+      return CannotOutline(VD, "has a variably modified type fpm cannot pass");
+    Local << "  " << T.type(Elem, "(*" + N + ")" + Dims) << " = ("
+          << T.type(Elem, "(*)" + Dims) << ")fpm_c->" << N << ";\n";
+  }
+  for (const VarDecl *VD : L.Vars.Private) {
+    QualType PT = VD->getType().getUnqualifiedType();
+    if (usesLocalType(PT))
+      return CannotOutline(VD, "has a type declared in the function");
+    if (PT->isVariablyModifiedType())
+      return CannotOutline(VD, "is private and has a variably modified type");
+    Local << "  " << T.type(PT, VD->getName()) << ";\n";
+  }
+  if (usesLocalType(Var->getType()))
+    return CannotOutline(Var, "has a type declared in the function");
+
+  // The outlined body, before the function.
+  std::string Outlined;
+  llvm::raw_string_ostream O(Outlined);
+  O << "/* fpm-rewrite: the body of loop " << commentSafe(L.Name)
+    << ", outlined from " << L.Fn->getName() << " */\n";
+  O << "struct fpm_ctx" << S << " {\n";
+  O << "  " << VarType << " fpm_lower;\n  int64_t fpm_step;\n" << Members;
+  O << "};\n";
+  O << "static int fpm_body" << S
+    << "(int64_t fpm_begin, int64_t fpm_end, void *fpm_ctx) {\n";
+  O << "  struct fpm_ctx" << S << " *fpm_c = (struct fpm_ctx" << S
+    << " *)fpm_ctx;\n";
+  O << Locals;
+  O << "  int64_t fpm_k;\n";
+  O << "  for (fpm_k = fpm_begin; fpm_k < fpm_end; ++fpm_k) {\n";
+  O << "    " << VarType << " " << LT.VarName << " = (" << VarType
+    << ")((uint64_t)fpm_c->fpm_lower + (uint64_t)fpm_k * "
+       "(uint64_t)fpm_c->fpm_step);\n";
+  O << "    (void)" << LT.VarName << ";\n";
+  O << LT.BodyLine;
+  O << Lexer::getSourceText(
+      CharSourceRange::getCharRange(LT.BodyBegin, LT.BodyEnd), SM,
+      Ctx.getLangOpts());
+  O << "\n  }\n  return 0;\n}\n";
+  SourceLocation FnBegin = SM.getExpansionLoc(L.Fn->getBeginLoc());
+  FnBegin = FnBegin.getLocWithOffset(
+      -static_cast<int>(SM.getExpansionColumnNumber(FnBegin) - 1));
+  O << T.lineMarker(FnBegin);
+
+  // The call, in place of the pragma and the loop.
+  std::string Call;
+  llvm::raw_string_ostream C(Call);
+  C << "/* fpm-rewrite: " << commentSafe(L.Pragma->Text) << " */\n{\n";
+  emitSetup(C, L, VarType, "{0}", "  struct fpm_ctx" + S + " " + Ctx_ + ";\n",
+            S, LT.I64, LT.Lower, LT.Bound, LT.Step, LT.Compare, LT.File,
+            LT.Line);
+  C << "  " << Ctx_ << ".fpm_lower = fpm_lower" << S << ";\n";
+  C << "  " << Ctx_ << ".fpm_step = fpm_step" << S << ";\n";
+  C << Sets;
+  // The enclosing function's own copies of the private variables are no
+  // longer used there.
+  for (const VarDecl *VD : L.Vars.Private)
+    if (VD->isLocalVarDeclOrParm())
+      C << "  (void)" << VD->getName() << ";\n";
+  C << "  if (fpm_parallel_for(&fpm_info" << S << ", fpm_trip" << S
+    << ", fpm_body" << S << ", &" << Ctx_ << ") != FPM_OK) {\n";
+  C << "    fprintf(stderr, \"%s:%d: fpm: %s\\n\", fpm_info" << S
+    << ".file, fpm_info" << S << ".line, fpm_last_error());\n";
+  C << "    abort();\n  }\n";
+  if (!Loop.DeclaredInInit)
+    C << "  " << LT.VarName << " = (" << VarType << ")((uint64_t)fpm_lower" << S
+      << " + (uint64_t)fpm_trip" << S << " * (uint64_t)fpm_step" << S
+      << ");\n  (void)" << LT.VarName << ";\n";
+  C << "}\n" << LT.AfterLine;
+
+  SourceLocation Hash = L.Pragma->HashLoc;
+  Rewrite.ReplaceText(
+      Hash, SM.getFileOffset(LT.BodyEnd) - SM.getFileOffset(Hash), Call);
+  Rewrite.InsertTextBefore(FnBegin, Outlined);
+  return true;
+}
+
+void LoopRewriter::finish() {
+  if (!Rewritten)
+    return;
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation Start = SM.getLocForStartOfFile(SM.getMainFileID());
+  Text T(Ctx);
+  std::string Includes = Ctx.getLangOpts().CPlusPlus
+                             ? "#include <fpm/fpm.hpp>\n"
+                             : "#include <fpm/fpm.h>\n#include <stdio.h>\n"
+                               "#include <stdlib.h>\n";
+  Rewrite.InsertTextBefore(Start, "/* Rewritten by fpm-rewrite. */\n" +
+                                      Includes + T.lineMarker(Start));
+}
+
+} // namespace fpm
