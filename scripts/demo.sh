@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job: build fpm, then partition the shipped example profiles with
-# every static partitioner and compare them under the one cost model; then
-# show how the self-scheduling schemes would grant the same loop's chunks.
+# The main job: build fpm; partition the shipped example profiles with every
+# static partitioner and compare them under the one cost model; show how the
+# self-scheduling schemes would grant the same loop's chunks; then run a
+# pragma-annotated program end to end (rewritten, compiled, run) under
+# several schedules, beside its serial run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,4 +30,12 @@ echo
 echo "== Self-scheduling: the chunks a master grants for $size iterations on ${#profiles[@]} workers"
 for scheme in gss fss tss; do
   "$partition" --size "$size" --algorithm "$scheme" --workers "${#profiles[@]}"
+done
+
+echo
+echo "== A loop end to end: examples/mandelbrot/mandelbrot.c, rewritten by fpm-rewrite at build time"
+echo "   into build/examples/fpm/fpm-example-mandelbrot/mandelbrot.fpm.c, compiled and run against libfpmrt"
+for schedule in equal gss fss "tss, 50"; do
+  echo "-- FPM_SCHEDULE=\"$schedule\""
+  FPM_VERBOSE=1 FPM_SCHEDULE="$schedule" build/bin/fpm-example-mandelbrot 1200 900 2>&1
 done

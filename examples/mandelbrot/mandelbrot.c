@@ -4,8 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_ITERATIONS 2000
+
+static double seconds(void) {
+  struct timespec now;
+  timespec_get(&now, TIME_UTC);
+  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
 
 static int escapeTime(double cr, double ci) {
   double zr = 0, zi = 0;
@@ -39,11 +46,16 @@ int main(int argc, char **argv) {
     return 1;
   }
   memset(image, 0xff, sizeof(int) * width * height);
+  double start = seconds();
   render(width, height, image);
+  double parallel = seconds() - start;
+
+  start = seconds();
   for (int row = 0; row < height; row++)
     for (int col = 0; col < width; col++)
       reference[row * width + col] =
           escapeTime(-2.0 + 3.0 * col / width, -1.2 + 2.4 * row / height);
+  double serial = seconds() - start;
   if (memcmp(image, reference, sizeof(int) * width * height) != 0) {
     fprintf(stderr, "mandelbrot: the image differs from the serial one\n");
     return 1;
@@ -53,6 +65,8 @@ int main(int argc, char **argv) {
     inside += image[k] == MAX_ITERATIONS;
   printf("mandelbrot: %d x %d, %ld points inside, matches the serial image\n",
          width, height, inside);
+  printf("mandelbrot: fpm %.3f s, serial %.3f s (%.2fx)\n", parallel, serial,
+         serial / parallel);
   free(image), free(reference);
   return 0;
 }
