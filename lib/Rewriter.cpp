@@ -12,9 +12,11 @@
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/AST/TypeLoc.h"
+#include "clang/Basic/Builtins.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "clang/Rewrite/Core/Rewriter.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace clang;
@@ -66,6 +68,52 @@ bool usesLocalType(QualType T) {
     return Tag->getDeclContext()->isFunctionOrMethod() ||
            (!Tag->getIdentifier() && !Tag->getTypedefNameForAnonDecl());
   return false;
+}
+
+/// The array variable E names, if E is one of Arrays named directly
+/// (possibly parenthesised).
+const VarDecl *
+namedArray(const Expr *E,
+           const llvm::SmallPtrSetImpl<const VarDecl *> &Arrays) {
+  const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParens());
+  if (!DRE)
+    return nullptr;
+  const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+  return VD && Arrays.count(VD) ? VD : nullptr;
+}
+
+/// Calls F(Loc, Spelling, Array) for each operator in S whose value depends on
+/// its operand being an array rather than a pointer (sizeof, alignof,
+/// __builtin_object_size) applied to one of Arrays.
+template <typename Fn>
+void forEachArraySizeQuery(const Stmt *S,
+                           const llvm::SmallPtrSetImpl<const VarDecl *> &Arrays,
+                           const SourceManager &SM, const LangOptions &LO,
+                           Fn &&F) {
+  if (!S)
+    return;
+  if (const auto *U = dyn_cast<UnaryExprOrTypeTraitExpr>(S)) {
+    if (!U->isArgumentType())
+      if (const VarDecl *VD = namedArray(U->getArgumentExpr(), Arrays)) {
+        SourceLocation Op = SM.getSpellingLoc(U->getOperatorLoc());
+        F(U->getOperatorLoc(),
+          Lexer::getSourceText(CharSourceRange::getTokenRange(Op), SM, LO), VD);
+      }
+  } else if (const auto *Call = dyn_cast<CallExpr>(S)) {
+    unsigned ID = Call->getBuiltinCallee();
+    if ((ID == Builtin::BI__builtin_object_size ||
+         ID == Builtin::BI__builtin_dynamic_object_size) &&
+        Call->getNumArgs() > 0)
+      if (const VarDecl *VD =
+              namedArray(Call->getArg(0)->IgnoreImpCasts(), Arrays))
+        F(Call->getArg(0)->getExprLoc(),
+          ID == Builtin::BI__builtin_object_size
+              ? "__builtin_object_size"
+              : "__builtin_dynamic_object_size",
+          VD);
+  }
+  for (const Stmt *Child : S->children())
+    forEachArraySizeQuery(Child, Arrays, SM, LO, F);
 }
 
 } // namespace
@@ -331,6 +379,35 @@ bool LoopRewriter::rewriteC(const LoopRewrite &L, const LoopText &LT) {
         << VD->getName();
     return false;
   };
+  // The outlined body sees the arrays it shares as pointers: an operator
+  // that measures the array itself would measure a pointer instead.
+  llvm::SmallPtrSet<const VarDecl *, 8> Arrays;
+  for (const VarDecl *VD : L.Vars.Shared)
+    if (VD->getType()->isArrayType())
+      Arrays.insert(VD);
+  bool Measured = false;
+  forEachArraySizeQuery(
+      Loop.For->getBody(), Arrays, SM, Ctx.getLangOpts(),
+      [&](SourceLocation At, StringRef Op, const VarDecl *VD) {
+        if (Op == "sizeof")
+          report(Diags, SM.getExpansionLoc(At), Level::Error,
+                 "'%0' of array '%1' declared outside the loop cannot be "
+                 "outlined in C: the outlined body sees a pointer; take the "
+                 "size outside the loop (e.g. 'size_t %1_size = sizeof %1;') "
+                 "and use that")
+              << Op << VD->getName();
+        else
+          report(Diags, SM.getExpansionLoc(At), Level::Error,
+                 "'%0' of array '%1' declared outside the loop cannot be "
+                 "outlined in C: the outlined body sees a pointer; compute "
+                 "it outside the loop and use that")
+              << Op << VD->getName();
+        report(Diags, VD->getLocation(), Level::Note, "'%0' is declared here")
+            << VD->getName();
+        Measured = true;
+      });
+  if (Measured)
+    return false;
   for (const VarDecl *VD : L.Vars.Shared) {
     std::string N = VD->getName().str();
     QualType Declared = VD->getType();
