@@ -53,7 +53,8 @@ std::string commentSafe(StringRef S) {
 }
 
 /// Whether T names a type declared inside a function, or an unnamed one:
-/// a type an outlined function placed before it cannot name.
+/// a type the context struct before the function and the outlined body
+/// after it cannot name.
 bool usesLocalType(QualType T) {
   const Type *Ty = T.getTypePtr();
   while (true) {
@@ -463,14 +464,35 @@ bool LoopRewriter::rewriteC(const LoopRewrite &L, const LoopText &LT) {
   if (usesLocalType(Var->getType()))
     return CannotOutline(Var, "has a type declared in the function");
 
-  // The outlined body, before the function.
+  // The context struct and a prototype of the outlined body go before the
+  // function; the body's definition goes right after it, where the macros
+  // the function defines before the loop are defined too.
+  SourceLocation FnBegin = SM.getExpansionLoc(L.Fn->getBeginLoc());
+  FnBegin = FnBegin.getLocWithOffset(
+      -static_cast<int>(SM.getExpansionColumnNumber(FnBegin) - 1));
+  SourceLocation FnEnd = SM.getExpansionRange(L.Fn->getEndLoc()).getEnd();
+  FnEnd = Lexer::getLocForEndOfToken(FnEnd, 0, SM, Ctx.getLangOpts());
+  if (FnEnd.isInvalid() || !SM.isWrittenInMainFile(FnEnd)) {
+    report(Diags, L.Pragma->KeywordLoc, Level::Error,
+           "cannot outline the loop's body: cannot find where '%0' ends")
+        << L.Fn->getName();
+    return false;
+  }
+
+  std::string Declared;
+  llvm::raw_string_ostream D(Declared);
+  D << "/* fpm-rewrite: the context of loop " << commentSafe(L.Name)
+    << ", outlined from " << L.Fn->getName() << " */\n";
+  D << "struct fpm_ctx" << S << " {\n";
+  D << "  " << VarType << " fpm_lower;\n  int64_t fpm_step;\n" << Members;
+  D << "};\n";
+  D << "static int fpm_body" << S << "(int64_t, int64_t, void *);\n";
+  D << T.lineMarker(FnBegin);
+
   std::string Outlined;
   llvm::raw_string_ostream O(Outlined);
-  O << "/* fpm-rewrite: the body of loop " << commentSafe(L.Name)
+  O << "\n/* fpm-rewrite: the body of loop " << commentSafe(L.Name)
     << ", outlined from " << L.Fn->getName() << " */\n";
-  O << "struct fpm_ctx" << S << " {\n";
-  O << "  " << VarType << " fpm_lower;\n  int64_t fpm_step;\n" << Members;
-  O << "};\n";
   O << "static int fpm_body" << S
     << "(int64_t fpm_begin, int64_t fpm_end, void *fpm_ctx) {\n";
   O << "  struct fpm_ctx" << S << " *fpm_c = (struct fpm_ctx" << S
@@ -487,10 +509,7 @@ bool LoopRewriter::rewriteC(const LoopRewrite &L, const LoopText &LT) {
       CharSourceRange::getCharRange(LT.BodyBegin, LT.BodyEnd), SM,
       Ctx.getLangOpts());
   O << "\n  }\n  return 0;\n}\n";
-  SourceLocation FnBegin = SM.getExpansionLoc(L.Fn->getBeginLoc());
-  FnBegin = FnBegin.getLocWithOffset(
-      -static_cast<int>(SM.getExpansionColumnNumber(FnBegin) - 1));
-  O << T.lineMarker(FnBegin);
+  O << T.lineMarker(FnEnd);
 
   // The call, in place of the pragma and the loop.
   std::string Call;
@@ -521,7 +540,8 @@ bool LoopRewriter::rewriteC(const LoopRewrite &L, const LoopText &LT) {
   SourceLocation Hash = L.Pragma->HashLoc;
   Rewrite.ReplaceText(
       Hash, SM.getFileOffset(LT.BodyEnd) - SM.getFileOffset(Hash), Call);
-  Rewrite.InsertTextBefore(FnBegin, Outlined);
+  Rewrite.InsertTextBefore(FnBegin, Declared);
+  Rewrite.InsertTextBefore(FnEnd, Outlined);
   return true;
 }
 

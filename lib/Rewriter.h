@@ -10,9 +10,11 @@
 // the body over chunks of logical iterations [begin, end):
 //
 //  - C++: fpm::parallelFor with a [&] lambda around the body, left in place;
-//  - C: an outlined `static int fpm_body_<k>(begin, end, ctx)` placed before
-//    the enclosing function, with a context struct carrying the values and
-//    addresses of the enclosing function's variables the body uses.
+//  - C: an outlined `static int fpm_body_<k>(begin, end, ctx)` defined right
+//    after the enclosing function (where the macros it defines are defined),
+//    with a context struct carrying the values and addresses of the
+//    enclosing function's variables the body uses, declared with the body's
+//    prototype before the function.
 //
 // The body's text is kept as written (macros, comments), behind `#line`
 // directives that point compiler messages and debuggers at the original
