@@ -22,6 +22,7 @@
 #include "clang/Rewrite/Core/Rewriter.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -113,6 +114,7 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
   // Match each pragma with the `for` right after it, and check the loop.
   std::vector<LoopRewrite> Loops;
   llvm::DenseMap<const FunctionDecl *, unsigned> Ordinals;
+  llvm::StringMap<const PartitionPragma *> Names;
   for (const PartitionPragma &Pragma : Pragmas) {
     std::optional<Token> Next = tokenAfter(Pragma.EndLoc, SM, LO);
     if (!Next || Next->isNot(tok::raw_identifier) ||
@@ -137,6 +139,19 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
     Loop.Name = !Pragma.Name.empty() ? Pragma.Name
                                      : Stem + "." + Fn->getNameAsString() +
                                            "." + std::to_string(K);
+    // The name keys the loop's stored profiles: two loops sharing one would
+    // mix them.
+    auto [Named, First] = Names.try_emplace(Loop.Name, &Pragma);
+    if (!First) {
+      PresumedLoc At = SM.getPresumedLoc(Named->second->HashLoc);
+      report(Diags, Pragma.HashLoc, Level::Warning,
+             "loop name '%0' is already used by the loop at %1:%2:%3; their "
+             "profiles would mix; give one a distinct name(...)")
+          << Loop.Name << At.getFilename() << At.getLine() << At.getColumn();
+      report(Diags, Named->second->HashLoc, Level::Note,
+             "the loop first named '%0' is here")
+          << Loop.Name;
+    }
     if (!checkLoop(Ctx, Pragma, *Fn, *For, Loop.Loop, Loop.Vars))
       continue;
     Loop.Index = Loops.size();
