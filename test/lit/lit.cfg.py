@@ -72,9 +72,15 @@ config.substitutions.append(
                                    os.path.join(config.fpm_binary_dir, "include")))
 )
 config.substitutions.append(
-    ("%fpm_ldflags", "-L%s -Wl,-rpath,%s -lfpmrt"
-     % (config.fpm_runtime_dir, config.fpm_runtime_dir))
+    ("%fpm_ldflags", "-L%s -Wl,-rpath,%s -lfpmrt %s"
+     % (config.fpm_runtime_dir, config.fpm_runtime_dir,
+        config.sanitizer_flags))
 )
+# lit clears the environment; the sanitizers' options (the debug preset's
+# suppressions) must reach the tools and programs the tests run.
+for name in ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
 # Helper scripts run under the interpreter that runs lit.
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(

@@ -3,7 +3,7 @@
 # against it with find_package(fpm), and runs what it built: the install
 # rules, the package and fpm_rewrite_sources, as a user meets them.
 set -euo pipefail
-build=$1 source=$2 cc=$3 cxx=$4
+build=$1 source=$2 cc=$3 cxx=$4 sanitize=${5:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -11,6 +11,7 @@ cmake --install "$build" --prefix "$work/prefix" >/dev/null
 cmake -S "$source/test/package/consumer" -B "$work/consumer" -G Ninja \
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
   -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_C_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS="$sanitize" \
   -DFPM_EXAMPLES_DIR="$source/examples" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/mandelbrot" 160 120

@@ -1,8 +1,9 @@
 # Compiles c_api_test.c as C11 against fpm.h, links -lfpmrt alone, and runs
 # it with 1 and 3 OpenMP threads. Only libfpmrt's folder is on the loader's
 # path: libomp must be found through libfpmrt's RUNPATH.
+separate_arguments(extraFlags UNIX_COMMAND "${EXTRA_FLAGS}")
 execute_process(
-  COMMAND ${CC} -std=c11 -Wall -Wextra -pedantic -Werror ${SOURCE}
+  COMMAND ${CC} ${extraFlags} -std=c11 -Wall -Wextra -pedantic -Werror ${SOURCE}
           -I ${INCLUDE} -I ${BUILD_INCLUDE} -L ${LIBRARY_DIR} -lfpmrt
           -o ${OUTPUT}
   RESULT_VARIABLE status)
