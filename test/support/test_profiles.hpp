@@ -4,14 +4,19 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Small helpers the unit tests share to build profiles by hand or at random.
+// Small helpers the unit tests share to build profiles by hand or at random,
+// and checks that several partitioners' tests run alike.
 // The FPM families of thesis 000, 5.2.3, are in fpm_families.hpp.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "model/profile.hpp"
+#include "partition/partition.hpp"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -70,6 +75,36 @@ inline Profile awkwardProfile(std::mt19937_64 &engine, std::string device) {
     points.emplace_back(size, static_cast<double>(size) / speed);
   }
   return makeProfile(std::move(device), std::move(points));
+}
+
+/// Checks `partition` on 400 random awkward cost models (single points,
+/// sharp drops) for N = 1, small, just under G, random up to 10^7 and 2^40:
+/// every answer is a valid distribution with a finite makespan.
+inline void expectValidOnAwkwardFpms(PartitionFunction partition,
+                                     std::uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  for (int trial = 0; trial < 400; ++trial) {
+    int p = 1 + static_cast<int>(engine() % 8);
+    std::vector<Profile> profiles;
+    for (int pe = 0; pe < p; ++pe)
+      profiles.push_back(awkwardProfile(engine, "p" + std::to_string(pe)));
+    CostModel model(std::move(profiles));
+    const std::int64_t sizes[] = {
+        1, 1 + static_cast<std::int64_t>(engine() % 10),
+        std::max<std::int64_t>(1, model.defaultGranularity() - 1),
+        static_cast<std::int64_t>(std::pow(10, uniform(engine, 0, 7))),
+        std::int64_t{1} << 40};
+    for (std::int64_t n : sizes) {
+      std::int64_t g = trial % 3 == 0
+                           ? 1 + static_cast<std::int64_t>(engine() % 9)
+                           : std::min(model.defaultGranularity(), n);
+      PartitionRequest request{n, g, 100};
+      Distribution result = partition(model, request);
+      ASSERT_EQ(checkDistribution(result, request, model.size()), "")
+          << "trial " << trial << ", N = " << n << ", G = " << g;
+      EXPECT_TRUE(std::isfinite(evaluate(model, result).makespan));
+    }
+  }
 }
 
 } // namespace fpm::test

@@ -112,29 +112,7 @@ TEST(Geometric, TakesTheLargestIntersection) {
 }
 
 TEST(Geometric, IsValidOnAwkwardFpms) {
-  std::mt19937_64 engine(11);
-  for (int trial = 0; trial < 400; ++trial) {
-    int p = 1 + static_cast<int>(engine() % 8);
-    std::vector<Profile> profiles;
-    for (int pe = 0; pe < p; ++pe)
-      profiles.push_back(awkwardProfile(engine, "p" + std::to_string(pe)));
-    CostModel model(std::move(profiles));
-    const std::int64_t sizes[] = {
-        1, 1 + static_cast<std::int64_t>(engine() % 10),
-        std::max<std::int64_t>(1, model.defaultGranularity() - 1),
-        static_cast<std::int64_t>(std::pow(10, uniform(engine, 0, 7))),
-        std::int64_t{1} << 40};
-    for (std::int64_t n : sizes) {
-      std::int64_t g = trial % 3 == 0
-                           ? 1 + static_cast<std::int64_t>(engine() % 9)
-                           : std::min(model.defaultGranularity(), n);
-      PartitionRequest request{n, g, 100};
-      Distribution result = partitionGeometric(model, request);
-      ASSERT_EQ(checkDistribution(result, request, model.size()), "")
-          << "trial " << trial << ", N = " << n << ", G = " << g;
-      EXPECT_TRUE(std::isfinite(evaluate(model, result).makespan));
-    }
-  }
+  expectValidOnAwkwardFpms(partitionGeometric, 11);
 }
 
 TEST(Geometric, IsCloseToTheBestSingleShare) {
