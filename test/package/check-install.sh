@@ -17,5 +17,8 @@ cmake --build "$work/consumer" >/dev/null
 "$work/consumer/mandelbrot" 160 120
 "$work/consumer/stencil" 64 5
 # The programs run on the installed library, not the build tree's.
-ldd "$work/consumer/mandelbrot" | grep -q "$work/prefix/lib/libfpmrt.so"
+# (Captured first: grep -q stops reading early, and under pipefail ldd's
+# SIGPIPE would fail the check.)
+libraries=$(ldd "$work/consumer/mandelbrot")
+grep -q "$work/prefix/lib/libfpmrt.so" <<<"$libraries"
 echo "package: installed fpm builds and runs a consumer project"
