@@ -158,8 +158,10 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
     Loops.push_back(std::move(Loop));
   }
 
-  // A partitioned loop inside another: in C++ the lambdas nest; the body of
-  // the outer one starts at the inner one's pragma when it is the body.
+  // A partitioned loop inside another: in C++ the lambdas nest; in C the
+  // inner one is rewritten first and its call moves with the outer one's
+  // outlined body. The body of the outer one starts at the inner one's
+  // pragma when it is the body.
   for (LoopRewrite &Outer : Loops) {
     SourceRange Body = Outer.Loop.For->getBody()->getSourceRange();
     SourceLocation BodyBegin = SM.getExpansionLoc(Body.getBegin());
@@ -170,13 +172,6 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
           SM.isBeforeInTranslationUnit(Hash, Outer.Loop.For->getRParenLoc()) ||
           SM.isBeforeInTranslationUnit(BodyEnd, Hash))
         continue;
-      if (!LO.CPlusPlus) {
-        report(Diags, Inner.Pragma->KeywordLoc, Level::Error,
-               "a partitioned loop inside another is not supported in C");
-        report(Diags, Outer.Pragma->KeywordLoc, Level::Note,
-               "the enclosing partitioned loop is here");
-        continue;
-      }
       if (SM.isBeforeInTranslationUnit(Hash, BodyBegin))
         Outer.BodyBegin = Hash;
     }

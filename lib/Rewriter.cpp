@@ -505,9 +505,11 @@ bool LoopRewriter::rewriteC(const LoopRewrite &L, const LoopText &LT) {
        "(uint64_t)fpm_c->fpm_step);\n";
   O << "    (void)" << LT.VarName << ";\n";
   O << LT.BodyLine;
-  O << Lexer::getSourceText(
-      CharSourceRange::getCharRange(LT.BodyBegin, LT.BodyEnd), SM,
-      Ctx.getLangOpts());
+  // The body as rewritten so far: the calls of the partitioned loops nested
+  // in it, rewritten before it, move with it. Their names read the same in
+  // the outlined body, which declares the body's names again.
+  O << Rewrite.getRewrittenText(
+      CharSourceRange::getCharRange(LT.BodyBegin, LT.BodyEnd));
   O << "\n  }\n  return 0;\n}\n";
   O << T.lineMarker(FnEnd);
 
@@ -537,9 +539,19 @@ bool LoopRewriter::rewriteC(const LoopRewrite &L, const LoopText &LT) {
       << ");\n  (void)" << LT.VarName << ";\n";
   C << "}\n" << LT.AfterLine;
 
+  // The length of the text replaced, as rewritten so far (with the nested
+  // loops' calls).
   SourceLocation Hash = L.Pragma->HashLoc;
-  Rewrite.ReplaceText(
-      Hash, SM.getFileOffset(LT.BodyEnd) - SM.getFileOffset(Hash), Call);
+  clang::Rewriter::RewriteOptions Replaced;
+  Replaced.IncludeInsertsAtBeginOfRange = false;
+  int Length = Rewrite.getRangeSize(
+      CharSourceRange::getCharRange(Hash, LT.BodyEnd), Replaced);
+  if (Length < 0) {
+    report(Diags, L.Pragma->KeywordLoc, Level::Error,
+           "cannot find the text of this loop");
+    return false;
+  }
+  Rewrite.ReplaceText(Hash, Length, Call);
   Rewrite.InsertTextBefore(FnBegin, Declared);
   Rewrite.InsertTextBefore(FnEnd, Outlined);
   return true;

@@ -14,7 +14,9 @@
 //    after the enclosing function (where the macros it defines are defined),
 //    with a context struct carrying the values and addresses of the
 //    enclosing function's variables the body uses, declared with the body's
-//    prototype before the function.
+//    prototype before the function. A partitioned loop nested in the body is
+//    rewritten first; its call moves into the outer loop's outlined body,
+//    which declares the names the call reads again.
 //
 // The body's text is kept as written (macros, comments), behind `#line`
 // directives that point compiler messages and debuggers at the original
