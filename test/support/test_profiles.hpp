@@ -107,4 +107,25 @@ inline void expectValidOnAwkwardFpms(PartitionFunction partition,
   }
 }
 
+/// Checks `partition` on three PEs of constant speeds 1, 3 and 6 units per
+/// second (some profiles with several points): the shares are 100, 300 and
+/// 600 of N = 1000, within a granule for G = 1, 3, 10, and exact for G = 1.
+inline void expectProportionalOnConstantSpeeds(PartitionFunction partition) {
+  CostModel model({makeProfile("a", {{10, 10.0}}),
+                   makeProfile("b", {{3, 1.0}, {30, 10.0}, {300, 100.0}}),
+                   makeProfile("c", {{60, 10.0}, {120, 20.0}})});
+  for (std::int64_t granularity : {1, 3, 10}) {
+    PartitionRequest request{1000, granularity, 100};
+    Distribution result = partition(model, request);
+    ASSERT_EQ(checkDistribution(result, request, 3), "");
+    const double share[] = {100, 300, 600};
+    for (std::size_t pe = 0; pe < 3; ++pe)
+      EXPECT_NEAR(static_cast<double>(result.iterations(pe)), share[pe],
+                  granularity)
+          << "G = " << granularity << ", PE " << pe;
+  }
+  EXPECT_EQ(partition(model, {1000, 1, 100}).packages,
+            (std::vector<std::vector<std::int64_t>>{{100}, {300}, {600}}));
+}
+
 } // namespace fpm::test

@@ -31,23 +31,7 @@ std::vector<double> akimaTimes(const CostModel &model,
 } // namespace
 
 TEST(Numerical, ConstantSpeedsGiveTheProportionalSplit) {
-  // Speeds 1, 3 and 6 units per second, some with several points.
-  CostModel model({makeProfile("a", {{10, 10.0}}),
-                   makeProfile("b", {{3, 1.0}, {30, 10.0}, {300, 100.0}}),
-                   makeProfile("c", {{60, 10.0}, {120, 20.0}})});
-  for (std::int64_t granularity : {1, 3, 10}) {
-    PartitionRequest request{1000, granularity, 100};
-    Distribution result = partitionNumerical(model, request);
-    ASSERT_EQ(checkDistribution(result, request, 3), "");
-    const double share[] = {100, 300, 600};
-    for (std::size_t pe = 0; pe < 3; ++pe)
-      EXPECT_NEAR(static_cast<double>(result.iterations(pe)), share[pe],
-                  granularity)
-          << "G = " << granularity << ", PE " << pe;
-  }
-  PartitionRequest request{1000, 1, 100};
-  EXPECT_EQ(partitionNumerical(model, request).packages,
-            (std::vector<std::vector<std::int64_t>>{{100}, {300}, {600}}));
+  expectProportionalOnConstantSpeeds(partitionNumerical);
 }
 
 TEST(Numerical, SmoothFpmsFinishTogether) {
