@@ -58,12 +58,17 @@ inline void heavy(std::int64_t i) {
   data[static_cast<std::size_t>(i)] = x;
 }
 
+/// Iteration i of workload Kind (0 empty, 1 cheap, 2 heavy).
+template <int Kind> inline void body(std::int64_t i) {
+  if constexpr (Kind == 1)
+    cheap(i);
+  else if constexpr (Kind == 2)
+    heavy(i);
+}
+
 template <int Kind> int fpmBody(std::int64_t begin, std::int64_t end, void *) {
   for (std::int64_t i = begin; i < end; ++i) {
-    if constexpr (Kind == 1)
-      cheap(i);
-    else if constexpr (Kind == 2)
-      heavy(i);
+    body<Kind>(i);
   }
   return 0;
 }
@@ -71,40 +76,28 @@ template <int Kind> int fpmBody(std::int64_t begin, std::int64_t end, void *) {
 template <int Kind> void ompStatic(std::int64_t n) {
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
-    if constexpr (Kind == 1)
-      cheap(i);
-    else if constexpr (Kind == 2)
-      heavy(i);
+    body<Kind>(i);
   }
 }
 
 template <int Kind> void ompDynamic(std::int64_t n) {
 #pragma omp parallel for schedule(dynamic)
   for (std::int64_t i = 0; i < n; ++i) {
-    if constexpr (Kind == 1)
-      cheap(i);
-    else if constexpr (Kind == 2)
-      heavy(i);
+    body<Kind>(i);
   }
 }
 
 template <int Kind> void ompDynamic1000(std::int64_t n) {
 #pragma omp parallel for schedule(dynamic, 1000)
   for (std::int64_t i = 0; i < n; ++i) {
-    if constexpr (Kind == 1)
-      cheap(i);
-    else if constexpr (Kind == 2)
-      heavy(i);
+    body<Kind>(i);
   }
 }
 
 template <int Kind> void ompGuided(std::int64_t n) {
 #pragma omp parallel for schedule(guided)
   for (std::int64_t i = 0; i < n; ++i) {
-    if constexpr (Kind == 1)
-      cheap(i);
-    else if constexpr (Kind == 2)
-      heavy(i);
+    body<Kind>(i);
   }
 }
 
