@@ -128,4 +128,22 @@ inline void expectProportionalOnConstantSpeeds(PartitionFunction partition) {
             (std::vector<std::vector<std::int64_t>>{{100}, {300}, {600}}));
 }
 
+/// 1 to 3 PEs of randomProfile: the cost models brute force can check.
+inline CostModel randomSmallModel(std::mt19937_64 &engine) {
+  std::size_t p = 1 + engine() % 3;
+  std::vector<Profile> profiles;
+  for (std::size_t pe = 0; pe < p; ++pe)
+    profiles.push_back(randomProfile(engine, "p" + std::to_string(pe)));
+  return CostModel(std::move(profiles));
+}
+
+/// A request brute force can check: G in 1..4, N/G in 0..10, and a
+/// remainder on odd trials (so half the cases have one).
+inline PartitionRequest randomSmallRequest(std::mt19937_64 &engine, int trial) {
+  std::int64_t g = 1 + static_cast<std::int64_t>(engine() % 4);
+  std::int64_t units = static_cast<std::int64_t>(engine() % 11);
+  std::int64_t r = trial % 2 == 0 ? 0 : static_cast<std::int64_t>(engine() % g);
+  return PartitionRequest{units * g + r, g, 100};
+}
+
 } // namespace fpm::test

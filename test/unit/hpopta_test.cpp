@@ -56,17 +56,10 @@ Distribution run(const char *name, const CostModel &model,
 TEST(Hpopta, MatchesBruteForceOnSmallCases) {
   std::mt19937_64 engine(20240501);
   for (int trial = 0; trial < 400; ++trial) {
-    std::size_t p = 1 + engine() % 3;
-    std::vector<Profile> profiles;
-    for (std::size_t pe = 0; pe < p; ++pe)
-      profiles.push_back(randomProfile(engine, "p" + std::to_string(pe)));
-    CostModel model(std::move(profiles));
-    std::int64_t g = 1 + static_cast<std::int64_t>(engine() % 4);
-    std::int64_t units = static_cast<std::int64_t>(engine() % 11);
-    // Half the cases have a remainder.
-    std::int64_t r =
-        trial % 2 == 0 ? 0 : static_cast<std::int64_t>(engine() % g);
-    PartitionRequest request{units * g + r, g, 100};
+    CostModel model = randomSmallModel(engine);
+    PartitionRequest request = randomSmallRequest(engine, trial);
+    std::size_t p = model.size();
+    std::int64_t g = request.granularity;
     if (request.size == 0)
       continue;
     SCOPED_TRACE(

@@ -99,14 +99,10 @@ CostModel randomModel(std::mt19937_64 &engine, std::size_t p) {
 TEST(Optimal, MatchesBruteForceOnSmallCases) {
   std::mt19937_64 engine(20240502);
   for (int trial = 0; trial < 400; ++trial) {
-    std::size_t p = 1 + engine() % 3;
-    CostModel model = randomModel(engine, p);
-    std::int64_t g = 1 + static_cast<std::int64_t>(engine() % 4);
-    std::int64_t units = static_cast<std::int64_t>(engine() % 11);
-    // Half the cases have a remainder.
-    std::int64_t r =
-        trial % 2 == 0 ? 0 : static_cast<std::int64_t>(engine() % g);
-    PartitionRequest request{units * g + r, g, 100};
+    CostModel model = randomSmallModel(engine);
+    PartitionRequest request = randomSmallRequest(engine, trial);
+    std::size_t p = model.size();
+    std::int64_t g = request.granularity;
     if (request.size == 0)
       continue;
     SCOPED_TRACE(
