@@ -5,17 +5,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "model/profile.hpp"
+#include "support/atomic_file.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fcntl.h>
 #include <fstream>
 #include <sstream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace fpm {
 namespace {
@@ -207,41 +205,11 @@ void writeProfile(const std::filesystem::path &path, const Profile &profile) {
   if (std::string problem = validate(profile); !problem.empty())
     fail(path.string(), "refusing to write an invalid profile: " + problem);
 
-  std::filesystem::path folder = path.parent_path();
-  if (folder.empty())
-    folder = ".";
-  std::string pattern =
-      (folder / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
-  int fd = ::mkstemp(pattern.data());
-  if (fd < 0)
-    fail(path.string(), std::string("cannot create a temporary file in '") +
-                            folder.string() + "': " + std::strerror(errno));
-
-  std::string text = formatProfile(profile);
-  const char *data = text.data();
-  std::size_t left = text.size();
-  int error = 0;
-  while (left > 0 && error == 0) {
-    ssize_t written = ::write(fd, data, left);
-    if (written < 0 && errno != EINTR)
-      error = errno;
-    else if (written > 0) {
-      data += written;
-      left -= static_cast<std::size_t>(written);
-    }
-  }
-  if (error == 0 && ::fsync(fd) != 0)
-    error = errno;
-  // mkstemp creates the file 0600; profiles are ordinary files.
-  if (error == 0 && ::fchmod(fd, 0644) != 0)
-    error = errno;
-  if (::close(fd) != 0 && error == 0)
-    error = errno;
-  if (error == 0 && std::rename(pattern.c_str(), path.c_str()) != 0)
-    error = errno;
-  if (error != 0) {
-    ::unlink(pattern.c_str());
-    fail(path.string(), std::string("cannot write: ") + std::strerror(error));
+  try {
+    writeFileAtomically(path, formatProfile(profile));
+  } catch (const std::runtime_error &error) {
+    // Already "FILE: problem", as every ProfileError reads.
+    throw ProfileError(error.what());
   }
 }
 

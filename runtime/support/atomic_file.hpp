@@ -1,0 +1,34 @@
+//===- support/atomic_file.hpp - Whole files, written atomically -*- C++
+//-*-===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What this folder offers: small pieces several folders share. Here: a file
+// replaced as a whole or not at all (profiles, cached program binaries), so
+// that a crash or a second process never sees half of one, and a file read
+// whole.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace fpm {
+
+/// Writes `bytes` to `path` through a temporary file in the same folder
+/// that is flushed to disk, made 0644 and renamed over `path`: a reader
+/// sees the old file or the new one, never part of one, and a failure
+/// leaves no temporary behind. The folder must exist. Throws
+/// std::runtime_error("PATH: cannot ...: <strerror>").
+void writeFileAtomically(const std::filesystem::path &path,
+                         std::string_view bytes);
+
+/// The whole content of `path`. Throws
+/// std::runtime_error("PATH: cannot ...: <strerror>").
+std::string readFile(const std::filesystem::path &path);
+
+} // namespace fpm
