@@ -59,10 +59,12 @@ std::vector<std::int64_t> fssChunks(std::int64_t remaining, int workers) {
 /// N = ceil(2I / (F + L)), D = floor((F - L) / (N - 1)), C_i = C_{i-1} - D.
 /// The floor on D is what Table 2.2 shows (D = 8 for I = 1000, P = 4); the
 /// last chunk is what remains (28 there, not 29).
-std::vector<std::int64_t> tssChunks(std::int64_t remaining, int workers) {
-  std::vector<std::int64_t> chunks;
-  if (remaining == 0)
-    return chunks;
+struct TssParameters {
+  std::int64_t first = 1;
+  std::int64_t delta = 0;
+};
+
+TssParameters tssParameters(std::int64_t remaining, int workers) {
   const std::int64_t last = 1;
   // Less than one iteration is one (spec); N then follows from that F.
   const std::int64_t first =
@@ -71,7 +73,14 @@ std::vector<std::int64_t> tssChunks(std::int64_t remaining, int workers) {
   const std::int64_t divisor = first + last;
   const std::int64_t count =
       2 * (remaining / divisor) + ceilDiv(2 * (remaining % divisor), divisor);
-  const std::int64_t delta = count > 1 ? (first - last) / (count - 1) : 0;
+  return {first, count > 1 ? (first - last) / (count - 1) : 0};
+}
+
+std::vector<std::int64_t> tssChunks(std::int64_t remaining, int workers) {
+  std::vector<std::int64_t> chunks;
+  if (remaining == 0)
+    return chunks;
+  const auto [first, delta] = tssParameters(remaining, workers);
   std::int64_t size = first;
   while (remaining > 0) {
     const std::int64_t granted =
@@ -120,7 +129,7 @@ std::int64_t stage1Total(const ScheduleSpec &spec) {
 }
 
 /// Stage-1 shares per worker, in worker order; they sum to stage1Total().
-std::vector<std::int64_t> stage1Shares(const ScheduleSpec &spec) {
+std::vector<std::int64_t> weightedShares(const ScheduleSpec &spec) {
   if (!spec.alpha)
     return {};
   const std::int64_t m = stage1Total(spec);
@@ -216,7 +225,7 @@ ChunkSequence chunkSequence(const ScheduleSpec &spec) {
   if (std::string problem = validate(spec); !problem.empty())
     throw std::invalid_argument(problem);
   ChunkSequence sequence;
-  sequence.stage1 = stage1Shares(spec);
+  sequence.stage1 = weightedShares(spec);
   sequence.chunks = dynamicChunks(spec, spec.iterations - stage1Total(spec));
   return sequence;
 }
@@ -278,7 +287,7 @@ ChunkGenerator::ChunkGenerator(const ScheduleSpec &spec)
 
   // Stage-1 shares lie first, in worker order; the dynamic chunks follow.
   const auto workers = static_cast<std::size_t>(spec.workers);
-  std::vector<std::int64_t> shares = stage1Shares(spec);
+  std::vector<std::int64_t> shares = weightedShares(spec);
   shares.resize(workers, 0);
   state.shareBegin.resize(workers);
   state.shareSize = shares;
@@ -348,6 +357,78 @@ std::optional<Chunk> ChunkGenerator::next(int worker) noexcept {
       if (std::optional<Chunk> share = state.claim((self + i) % workers))
         return share;
   return std::nullopt;
+}
+
+std::vector<std::int64_t> stage1Shares(const ScheduleSpec &spec) {
+  if (std::string problem = validate(spec); !problem.empty())
+    throw std::invalid_argument(problem);
+  return weightedShares(spec);
+}
+
+WeightedChunker::WeightedChunker(const ScheduleSpec &spec, std::int64_t begin)
+    : scheme_(spec.scheme), workers_(spec.workers), chunk_(spec.chunk),
+      next_(begin), end_(spec.iterations) {
+  ScheduleSpec plain = spec;
+  plain.alpha.reset();
+  if (std::string problem = validate(plain); !problem.empty())
+    throw std::invalid_argument(problem);
+  if (begin < 0 || begin > spec.iterations)
+    throw std::invalid_argument("the first dynamic iteration must be in [0, " +
+                                std::to_string(spec.iterations) + "], got " +
+                                std::to_string(begin));
+  if (scheme_ == Scheme::Tss && remaining() > 0) {
+    const TssParameters tss = tssParameters(remaining(), workers_);
+    tssSize_ = tss.first;
+    tssDelta_ = tss.delta;
+  }
+}
+
+std::optional<Chunk> WeightedChunker::next(double share) {
+  const std::int64_t left = remaining();
+  if (left == 0)
+    return std::nullopt;
+  share = std::clamp(share, 1e-9, 1.0);
+  // x * share, rounded up; the tolerance forgives a share's last bits.
+  auto scaledUp = [](long double x, double fraction) {
+    const long double exact = x * static_cast<long double>(fraction);
+    return static_cast<std::int64_t>(
+        std::ceil(exact - 1e-15L * std::max(1.0L, exact)));
+  };
+  // The worker's speed relative to the mean worker's. Equal shares are
+  // computed in integers: exactly chunkSequence()'s chunks at any size.
+  const double relative = share * workers_;
+  const bool equal = std::fabs(relative - 1.0) < 1e-12;
+  std::int64_t size = 1;
+  switch (scheme_) {
+  case Scheme::Pss:
+    size = std::llround(relative);
+    break;
+  case Scheme::Css:
+    size = std::llround(static_cast<double>(chunk_) * relative);
+    break;
+  case Scheme::Gss:
+    size = equal ? ceilDiv(left, workers_) : scaledUp(left, share);
+    break;
+  case Scheme::Fss:
+    // A batch hands out half of what remained at its start, in P chunks.
+    if (batchLeft_ == 0) {
+      batchStart_ = left;
+      batchLeft_ = workers_;
+    }
+    --batchLeft_;
+    size = equal ? ceilDiv(batchStart_, 2 * std::int64_t{workers_})
+                 : scaledUp(static_cast<long double>(batchStart_) / 2, share);
+    break;
+  case Scheme::Tss:
+    size = static_cast<std::int64_t>(
+        std::llround(static_cast<double>(tssSize_) * relative));
+    tssSize_ = std::max<std::int64_t>(tssSize_ - tssDelta_, 1);
+    break;
+  }
+  size = std::clamp<std::int64_t>(size, 1, left);
+  const Chunk chunk{next_, size};
+  next_ += size;
+  return chunk;
 }
 
 } // namespace fpm

@@ -89,4 +89,43 @@ private:
   std::unique_ptr<State> state_;
 };
 
+/// Stage-1 shares of a two-stage spec (seed 001, 3.2), one per worker in
+/// worker order: ceil(I * alpha / 100) iterations split by weight, largest
+/// weight first. Empty without alpha. Throws std::invalid_argument for a bad
+/// spec.
+std::vector<std::int64_t> stage1Shares(const ScheduleSpec &spec);
+
+/// Self-scheduling over unlike workers, for the heterogeneous executor:
+/// each chunk is the scheme's next one scaled by the asking worker's share
+/// of the team's speed (weighted factoring, after Hummel et al.), so that a
+/// device ten times faster gets chunks ten times larger. With every share
+/// 1/P the chunks are exactly chunkSequence()'s. Not thread-safe: the
+/// caller serialises next().
+class WeightedChunker {
+public:
+  /// Chunks [begin, spec.iterations) by spec.scheme over spec.workers;
+  /// alpha and weights are ignored (stage 1 is stage1Shares()). Throws
+  /// std::invalid_argument for a bad spec or begin.
+  WeightedChunker(const ScheduleSpec &spec, std::int64_t begin);
+
+  /// The next chunk for a worker with `share` (in (0, 1]) of the speed of
+  /// all workers, or nothing when every iteration is handed out.
+  std::optional<Chunk> next(double share);
+
+  std::int64_t remaining() const { return end_ - next_; }
+
+private:
+  Scheme scheme_;
+  int workers_;
+  std::int64_t chunk_; // CSS's k
+  std::int64_t next_;
+  std::int64_t end_;
+  // FSS: the batch's remaining count at its start, and requests left in it.
+  std::int64_t batchStart_ = 0;
+  int batchLeft_ = 0;
+  // TSS: the current unscaled size and its decrement.
+  std::int64_t tssSize_ = 0;
+  std::int64_t tssDelta_ = 0;
+};
+
 } // namespace fpm

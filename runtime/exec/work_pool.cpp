@@ -1,0 +1,284 @@
+//===- exec/work_pool.cpp - Who runs which iterations next ----------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "exec/work_pool.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace fpm {
+namespace {
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
+  return a / b + (a % b != 0 ? 1 : 0);
+}
+
+/// ceil(x * fraction) for x >= 0, fraction in [0, 1].
+std::int64_t scaledUp(std::int64_t x, double fraction) {
+  return static_cast<std::int64_t>(
+      std::ceil(static_cast<long double>(x) * fraction));
+}
+
+} // namespace
+
+WorkPool::WorkPool(std::int64_t tripCount, std::int64_t granule,
+                   std::vector<PoolPe> pes)
+    : tripCount_(tripCount), granule_(granule) {
+  if (tripCount < 0 || granule < 1 || pes.empty())
+    throw std::invalid_argument("WorkPool: bad trip count, granule or PEs");
+  for (const PoolPe &pe : pes) {
+    if (!(pe.speed > 0) || pe.workers < 0)
+      throw std::invalid_argument("WorkPool: a PE's speed must be > 0");
+    totalWorkers_ += pe.workers;
+    pes_.push_back({pe, {}, false, 0, 0});
+  }
+  totalWorkers_ = std::max(totalWorkers_, 1);
+}
+
+void WorkPool::queue(std::size_t pe, Range range) {
+  if (range.size() <= 0)
+    return;
+  Queue &queue = pes_.at(pe).queue;
+  queue.ranges.push_back(range);
+  queue.queued += range.size();
+  queue.initial += range.size();
+}
+
+void WorkPool::dynamic(Scheme scheme, std::int64_t chunk, std::int64_t begin) {
+  ScheduleSpec spec;
+  spec.scheme = scheme;
+  spec.iterations = ceilDiv(tripCount_, granule_);
+  spec.workers = totalWorkers_;
+  spec.chunk = chunk;
+  chunker_ = std::make_unique<WeightedChunker>(spec, ceilDiv(begin, granule_));
+}
+
+double WorkPool::measuredSpeed(std::size_t pe) const {
+  const PeState &state = pes_[pe];
+  const int workers = std::max(state.pe.workers, 1);
+  if (state.chunks >= 2 && state.seconds > state.firstSeconds)
+    return static_cast<double>(state.iterations - state.firstIterations) /
+           (state.seconds - state.firstSeconds) * workers;
+  if (state.chunks == 1)
+    return static_cast<double>(state.iterations) / state.seconds * workers;
+  return state.pe.speed;
+}
+
+double WorkPool::speed(std::size_t pe) const {
+  const PeState &state = pes_[pe];
+  if (state.chunks > 0 || !state.pe.guessed)
+    return measuredSpeed(pe);
+  // Unmeasured: assume it as fast per thread as the fastest PE that is
+  // known, so that no one takes everything before it is probed (its probe
+  // is small, so a wrong guess costs little).
+  double fastest = 0;
+  for (std::size_t other = 0; other < pes_.size(); ++other) {
+    const PeState &known = pes_[other];
+    if (other != pe && known.pe.workers > 0 &&
+        (known.chunks > 0 || !known.pe.guessed))
+      fastest = std::max(fastest,
+                         measuredSpeed(other) / std::max(known.pe.workers, 1));
+  }
+  return fastest > 0 ? fastest * std::max(state.pe.workers, 1) : state.pe.speed;
+}
+
+double WorkPool::liveSpeed() const {
+  double total = 0;
+  for (std::size_t pe = 0; pe < pes_.size(); ++pe)
+    if (pes_[pe].pe.workers > 0)
+      total += speed(pe);
+  return total;
+}
+
+double WorkPool::workerShare(std::size_t pe) const {
+  const double total = liveSpeed();
+  const double own = speed(pe) / std::max(pes_[pe].pe.workers, 1);
+  return total > 0 ? std::clamp(own / total, 1e-9, 1.0) : 1.0;
+}
+
+std::int64_t WorkPool::probeLimit(std::size_t pe) const {
+  const PeState &state = pes_[pe];
+  // A PE whose speed is a guess gets a small first chunk, measured before
+  // a big one is entrusted to it: a wrong guess then costs little.
+  if (state.pe.guessed && state.chunks == 0)
+    return std::max(granule_,
+                    ceilDiv(tripCount_, 8 * std::int64_t{totalWorkers_}));
+  return tripCount_;
+}
+
+std::int64_t WorkPool::alignUp(std::int64_t at) const {
+  return std::min(tripCount_, ceilDiv(at, granule_) * granule_);
+}
+
+std::int64_t WorkPool::alignDown(std::int64_t at) const {
+  return at / granule_ * granule_;
+}
+
+Range WorkPool::takeFront(Queue &queue, std::int64_t size) {
+  Range &front = queue.ranges.front();
+  const std::int64_t cut =
+      alignUp(front.begin + std::max<std::int64_t>(size, 1));
+  Range taken = front;
+  if (cut >= front.end) {
+    queue.ranges.pop_front();
+  } else {
+    taken.end = cut;
+    front.begin = cut;
+  }
+  queue.queued -= taken.size();
+  return taken;
+}
+
+Range WorkPool::takeBack(Queue &queue, std::int64_t size) {
+  Range &back = queue.ranges.back();
+  const std::int64_t cut =
+      alignDown(back.end - std::max<std::int64_t>(size, 1));
+  Range taken = back;
+  if (cut <= back.begin) {
+    queue.ranges.pop_back();
+  } else {
+    taken.begin = cut;
+    back.end = cut;
+  }
+  queue.queued -= taken.size();
+  return taken;
+}
+
+std::optional<Grant> WorkPool::next(std::size_t pe) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (stopped_)
+    return std::nullopt;
+  PeState &self = pes_.at(pe);
+  const double share = workerShare(pe);
+  const std::int64_t limit = probeLimit(pe);
+
+  if (recovered_.queued > 0) {
+    const std::int64_t size =
+        std::min(std::max(granule_, scaledUp(recovered_.queued, share)), limit);
+    return Grant{takeFront(recovered_, size), RangeSource::Recovered, pe};
+  }
+
+  if (Queue &own = self.queue; own.queued > 0) {
+    // Halves for its workers, down to an eighth of the initial share: big
+    // enough to keep a device busy, small enough to pipeline transfers
+    // and leave a tail others can steal.
+    const std::int64_t workers = std::max(self.pe.workers, 1);
+    const std::int64_t size =
+        std::min(std::max({granule_, ceilDiv(own.queued, 2 * workers),
+                           ceilDiv(own.initial, 8 * workers)}),
+                 limit);
+    return Grant{takeFront(own, size), RangeSource::Own, pe};
+  }
+
+  if (chunker_ && chunker_->remaining() > 0) {
+    const std::optional<Chunk> chunk = chunker_->next(share);
+    Range range{chunk->begin * granule_,
+                std::min(tripCount_, (chunk->begin + chunk->size) * granule_)};
+    // A probe keeps the head; the rest waits in its own queue, where its
+    // other workers, or thieves, find it (a failed PE's thread queues
+    // nothing: the rest is recovered work, for anyone).
+    if (range.size() > limit) {
+      const std::int64_t cut = alignUp(range.begin + limit);
+      if (cut < range.end) {
+        Queue &rest = self.failed ? recovered_ : self.queue;
+        rest.ranges.push_front({cut, range.end});
+        rest.queued += range.end - cut;
+        rest.initial += range.end - cut;
+        range.end = cut;
+      }
+    }
+    return Grant{range, RangeSource::Dynamic, pe};
+  }
+  return steal(pe);
+}
+
+std::optional<Grant> WorkPool::steal(std::size_t pe) {
+  // The queue that would finish last, judged by its PE's speed.
+  std::size_t victim = pes_.size();
+  double longest = 0;
+  for (std::size_t other = 0; other < pes_.size(); ++other) {
+    const PeState &state = pes_[other];
+    if (other == pe || state.queue.queued == 0)
+      continue;
+    const double left = static_cast<double>(state.queue.queued) / speed(other);
+    if (left > longest) {
+      longest = left;
+      victim = other;
+    }
+  }
+  if (victim == pes_.size())
+    return std::nullopt;
+  // Take what this worker finishes when the victim finishes the rest.
+  const double thief = speed(pe) / std::max(pes_[pe].pe.workers, 1);
+  Queue &queue = pes_[victim].queue;
+  const std::int64_t size =
+      std::min(std::max(granule_, scaledUp(queue.queued,
+                                           thief / (thief + speed(victim)))),
+               probeLimit(pe));
+  return Grant{takeBack(queue, size), RangeSource::Stolen, victim};
+}
+
+void WorkPool::done(std::size_t pe, Range range, double seconds) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  PeState &state = pes_.at(pe);
+  seconds = std::max(seconds, 1e-9);
+  if (state.chunks++ == 0) {
+    state.firstIterations = range.size();
+    state.firstSeconds = seconds;
+  }
+  state.iterations += range.size();
+  state.seconds += seconds;
+}
+
+std::int64_t WorkPool::fail(std::size_t pe, std::span<const Range> unfinished) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  PeState &state = pes_.at(pe);
+  std::int64_t moved = 0;
+  for (const Range &range : state.queue.ranges) {
+    recovered_.ranges.push_back(range);
+    moved += range.size();
+  }
+  state.queue = {};
+  for (const Range &range : unfinished)
+    if (range.size() > 0) {
+      recovered_.ranges.push_back(range);
+      moved += range.size();
+    }
+  recovered_.queued += moved;
+  // From now on its thread works as a CPU thread.
+  state.failed = true;
+  state.iterations = 0;
+  state.seconds = 0;
+  state.chunks = 0;
+  state.pe.guessed = true;
+  for (std::size_t other = 0; other < pes_.size(); ++other)
+    if (pes_[other].pe.cpu && pes_[other].pe.workers > 0) {
+      state.pe.speed = speed(other) / pes_[other].pe.workers;
+      state.pe.guessed = pes_[other].pe.guessed && pes_[other].chunks == 0;
+    }
+  state.pe.workers = 1;
+  return moved;
+}
+
+void WorkPool::stop() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  stopped_ = true;
+}
+
+std::int64_t WorkPool::undistributed() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::int64_t total = recovered_.queued;
+  for (const PeState &state : pes_)
+    total += state.queue.queued;
+  if (chunker_ && chunker_->remaining() > 0)
+    total += tripCount_ -
+             (ceilDiv(tripCount_, granule_) - chunker_->remaining()) * granule_;
+  return total;
+}
+
+} // namespace fpm
