@@ -24,6 +24,7 @@
 #ifndef FPM_FPM_H
 #define FPM_FPM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fpm/version.h"
@@ -59,7 +60,9 @@ typedef struct fpm_loop {
      "gss", "gss, 80", "css(4)", "wdah, 100", "equal", "auto", ...
      NULL or "" means "auto". FPM_SCHEDULE, when set, wins. */
   const char *schedule;
-  /* "cpu", "gpu", "all"; NULL means "all". FPM_DEVICES, when set, wins. */
+  /* "cpu", "gpu" (every OpenCL device), "all", or PE ids ("cpu, opencl1"),
+     separated by commas or spaces; NULL means "all". FPM_DEVICES, when
+     set, wins. */
   const char *devices;
   /* The minimal package in iterations (the seeds' lambda); 0: the runtime
      chooses. */
@@ -78,6 +81,77 @@ typedef struct fpm_loop {
  */
 int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
                      void *context);
+
+/*
+ * OpenCL: the same loop may also run on OpenCL devices, with a kernel that
+ * does on the device what `body` does on the CPU. The kernel receives the
+ * chunk as its global work offset and size: work-item get_global_id(0) is
+ * logical iteration k, and it indexes the arrays exactly as the host does
+ * (each buffer argument is the whole array on the device; only the sections
+ * a chunk touches are copied in and out).
+ */
+
+/* What an argument of the kernel is. */
+enum fpm_arg_kind {
+  FPM_ARG_SCALAR = 0, /* a value: `data` points to `size` bytes */
+  FPM_ARG_IN = 1,     /* an array the kernel reads */
+  FPM_ARG_OUT = 2,    /* an array the kernel writes (every element of the
+                         section of each iteration it runs) */
+  FPM_ARG_INOUT = 3,  /* an array the kernel reads and writes */
+  FPM_ARG_LOCAL = 4   /* __local scratch of `size` bytes per work-group */
+};
+
+/*
+ * One kernel argument. For an array (IN, OUT, INOUT): `data` is its first
+ * element, `size` the bytes of one element, `length` its elements, and the
+ * section logical iteration k touches is elements
+ *   [offset + k * stride, offset + k * stride + count)
+ * as the pragma's `A[i*n : n]` says (the section of a chunk is the union of
+ * its iterations'). stride = 0 makes the section the same for every
+ * iteration: shared data, copied to each device once per loop call; with
+ * stride = 0 and count = 0 it is the whole array. A written section must
+ * move with k (stride > 0).
+ */
+typedef struct fpm_arg {
+  int kind; /* enum fpm_arg_kind */
+  void *data;
+  size_t size;
+  int64_t length;
+  int64_t offset, stride, count;
+} fpm_arg;
+
+/* The OpenCL side of a loop. Zero-initialise, then set fields. */
+typedef struct fpm_kernel {
+  const char *source;  /* OpenCL C source; NULL to read `file` */
+  const char *file;    /* a .cl file, when `source` is NULL */
+  const char *name;    /* the __kernel function */
+  const char *options; /* clBuildProgram options; may be NULL */
+  const fpm_arg *args; /* in the kernel's parameter order */
+  int arg_count;
+} fpm_kernel;
+
+/*
+ * fpm_parallel_for over the CPU team and the OpenCL devices the loop's
+ * `devices` (or FPM_DEVICES) selects, each chunk run by `body` on a CPU
+ * thread or by `kernel` on a device. With kernel == NULL, or no OpenCL
+ * device, it is fpm_parallel_for. A device that fails (its program does not
+ * build, an enqueue or a transfer fails, the device is lost) is dropped for
+ * the call: its unfinished iterations run on the other PEs, or on the CPU,
+ * and a line on stderr says what failed. Every iteration runs exactly once.
+ * A bad kernel description returns FPM_ERROR_INVALID_ARGUMENT before
+ * anything runs.
+ *
+ * Environment (besides fpm_parallel_for's): FPM_TRACE=file.json writes a
+ * Chrome trace of every chunk and transfer at exit; FPM_CACHE_DIR is where
+ * compiled kernels are kept (default $XDG_CACHE_HOME/fpm, or ~/.cache/fpm);
+ * FPM_OPENCL_CPU_UNITS caps the compute units a CPU OpenCL device uses
+ * (default: the cores the CPU team leaves free); FPM_INJECT_FAULT=pe:k makes
+ * PE `pe` (e.g. opencl0) fail at its k-th chunk (k = 0: its program build),
+ * for testing.
+ */
+int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
+                            fpm_body_fn body, void *context,
+                            const fpm_kernel *kernel);
 
 /* The comparison in a canonical loop's test, the loop variable on the left. */
 enum fpm_compare {

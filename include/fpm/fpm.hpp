@@ -11,6 +11,16 @@
 //   fpm::parallelFor(loop, tripCount, [&](std::int64_t begin,
 //                                         std::int64_t end) { ... });
 //
+// With an OpenCL kernel beside the CPU body (rows of C = A * B):
+//
+//   auto kernel = fpm::Kernel::fromFile("mm.cl", "mm")
+//                     .in(a, n * n, fpm::perIteration(n, n))
+//                     .in(b, n * n)                  // shared: whole array
+//                     .out(c, n * n, fpm::perIteration(n, n))
+//                     .scalar(n);
+//   fpm::parallelFor(loop, n, kernel, [&](std::int64_t begin,
+//                                         std::int64_t end) { ... });
+//
 // A body may throw: the first exception stops the loop (no new chunks are
 // handed out) and is rethrown to the caller once the loop has returned; any
 // later ones are dropped. A bad schedule throws std::invalid_argument with
@@ -24,10 +34,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace fpm {
 
@@ -81,6 +94,151 @@ void parallelFor(const fpm_loop &loop, std::int64_t tripCount, Body &&body) {
   const int status = fpm_parallel_for(
       &loop, tripCount, &detail::chunkTrampoline<BodyType>, &state);
   // Read after fpm_parallel_for returned: every chunk has finished.
+  if (state.error)
+    std::rethrow_exception(state.error);
+  if (status != FPM_OK)
+    detail::throwError(status);
+}
+
+/// The elements of an array that logical iteration k touches:
+/// [offset + k * stride, offset + k * stride + count), as the pragma's
+/// `A[i*n : n]`. The default, all zeros, is the whole array, shared by every
+/// iteration.
+struct Section {
+  std::int64_t offset = 0;
+  std::int64_t stride = 0;
+  std::int64_t count = 0;
+};
+
+/// `count` elements per iteration, `stride` apart, from `offset`.
+inline Section perIteration(std::int64_t stride, std::int64_t count,
+                            std::int64_t offset = 0) {
+  return {offset, stride, count};
+}
+
+/// The OpenCL side of a loop: a kernel and its arguments, in its parameter
+/// order. Scalars are copied; arrays are the caller's and must outlive the
+/// loop call.
+class Kernel {
+public:
+  static Kernel fromSource(std::string source, std::string name) {
+    Kernel kernel;
+    kernel.source_ = std::move(source);
+    kernel.hasSource_ = true;
+    kernel.name_ = std::move(name);
+    return kernel;
+  }
+  static Kernel fromFile(std::string path, std::string name) {
+    Kernel kernel;
+    kernel.file_ = std::move(path);
+    kernel.name_ = std::move(name);
+    return kernel;
+  }
+
+  /// clBuildProgram's options, e.g. "-cl-fast-relaxed-math".
+  Kernel &options(std::string text) {
+    options_ = std::move(text);
+    return *this;
+  }
+  template <class T> Kernel &scalar(const T &value) {
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "a kernel scalar must be trivially copyable");
+    Arg arg;
+    arg.kind = FPM_ARG_SCALAR;
+    arg.value.resize(sizeof(T));
+    std::memcpy(arg.value.data(), &value, sizeof(T));
+    args_.push_back(std::move(arg));
+    return *this;
+  }
+  template <class T>
+  Kernel &in(const T *data, std::int64_t length, Section section = {}) {
+    return array(FPM_ARG_IN, const_cast<T *>(data), length, section);
+  }
+  template <class T>
+  Kernel &out(T *data, std::int64_t length, Section section) {
+    return array(FPM_ARG_OUT, data, length, section);
+  }
+  template <class T>
+  Kernel &inout(T *data, std::int64_t length, Section section) {
+    return array(FPM_ARG_INOUT, data, length, section);
+  }
+  /// __local scratch of `bytes` per work-group.
+  Kernel &local(std::size_t bytes) {
+    Arg arg;
+    arg.kind = FPM_ARG_LOCAL;
+    arg.bytes = bytes;
+    args_.push_back(std::move(arg));
+    return *this;
+  }
+
+  /// Calls `use(const fpm_kernel &)` with the C description, valid during
+  /// the call.
+  template <class Use> decltype(auto) withDescription(Use &&use) const {
+    std::vector<fpm_arg> args(args_.size());
+    for (std::size_t i = 0; i < args_.size(); ++i) {
+      const Arg &arg = args_[i];
+      fpm_arg &c = args[i];
+      c.kind = arg.kind;
+      if (arg.kind == FPM_ARG_SCALAR) {
+        c.data = const_cast<unsigned char *>(arg.value.data());
+        c.size = arg.value.size();
+      } else {
+        c.data = arg.data;
+        c.size = arg.bytes;
+        c.length = arg.length;
+        c.offset = arg.section.offset;
+        c.stride = arg.section.stride;
+        c.count = arg.section.count;
+      }
+    }
+    fpm_kernel kernel{};
+    kernel.source = hasSource_ ? source_.c_str() : nullptr;
+    kernel.file = hasSource_ ? nullptr : file_.c_str();
+    kernel.name = name_.c_str();
+    kernel.options = options_.empty() ? nullptr : options_.c_str();
+    kernel.args = args.data();
+    kernel.arg_count = static_cast<int>(args.size());
+    return use(static_cast<const fpm_kernel &>(kernel));
+  }
+
+private:
+  struct Arg {
+    int kind = FPM_ARG_SCALAR;
+    std::vector<unsigned char> value; // a scalar's bytes
+    void *data = nullptr;
+    std::size_t bytes = 0; // per element, or local bytes
+    std::int64_t length = 0;
+    Section section;
+  };
+
+  template <class T>
+  Kernel &array(int kind, T *data, std::int64_t length, Section section) {
+    Arg arg;
+    arg.kind = kind;
+    arg.data = data;
+    arg.bytes = sizeof(T);
+    arg.length = length;
+    arg.section = section;
+    args_.push_back(std::move(arg));
+    return *this;
+  }
+
+  std::string source_, file_, name_, options_;
+  bool hasSource_ = false;
+  std::vector<Arg> args_;
+};
+
+/// parallelFor with `kernel` running the chunks that go to OpenCL devices,
+/// `body` the others.
+template <class Body>
+void parallelFor(const fpm_loop &loop, std::int64_t tripCount,
+                 const Kernel &kernel, Body &&body) {
+  using BodyType = std::remove_reference_t<Body>;
+  detail::ChunkContext<BodyType> state(body);
+  const int status = kernel.withDescription([&](const fpm_kernel &c) {
+    return fpm_parallel_for_kernel(
+        &loop, tripCount, &detail::chunkTrampoline<BodyType>, &state, &c);
+  });
   if (state.error)
     std::rethrow_exception(state.error);
   if (status != FPM_OK)

@@ -13,11 +13,14 @@
 
 #include "fpm/fpm.h"
 
+#include "exec/coexec.hpp"
+#include "exec/devices.hpp"
 #include "exec/exec.hpp"
 
 #include <cstdlib>
 #include <exception>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -40,42 +43,6 @@ std::string_view environment(const char *name) {
   return view(std::getenv(name));
 }
 
-struct Devices {
-  bool cpu = false;
-  bool gpu = false;
-};
-
-/// A devices list: "cpu", "gpu", "all", separated by commas or spaces;
-/// empty is "all". Throws std::invalid_argument.
-Devices parseDevices(std::string_view text, std::string_view origin) {
-  Devices devices;
-  bool any = false;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const std::size_t end = text.find_first_of(", \t", at);
-    const std::string_view word =
-        text.substr(at, end == std::string_view::npos ? end : end - at);
-    at = end == std::string_view::npos ? text.size() : end + 1;
-    if (word.empty())
-      continue;
-    any = true;
-    if (word == "cpu")
-      devices.cpu = true;
-    else if (word == "gpu")
-      devices.gpu = true;
-    else if (word == "all")
-      devices.cpu = devices.gpu = true;
-    else
-      throw std::invalid_argument(std::string(origin) + " \"" +
-                                  std::string(text) + "\": unknown device '" +
-                                  std::string(word) +
-                                  "'; expected cpu, gpu or all");
-  }
-  if (!any)
-    devices.cpu = devices.gpu = true;
-  return devices;
-}
-
 bool verboseWanted() {
   const std::string_view value = environment("FPM_VERBOSE");
   return !value.empty() && value != "0";
@@ -83,8 +50,9 @@ bool verboseWanted() {
 
 } // namespace
 
-extern "C" int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count,
-                                fpm_body_fn body, void *context) {
+extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
+                                       fpm_body_fn body, void *context,
+                                       const fpm_kernel *kernel) {
   try {
     const fpm_loop defaults{};
     const fpm_loop &info = loop ? *loop : defaults;
@@ -103,18 +71,23 @@ extern "C" int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count,
     call.schedule = overridden ? scheduleOverride : view(info.schedule);
 
     const std::string_view devicesOverride = environment("FPM_DEVICES");
-    const Devices devices = devicesOverride.empty()
-                                ? parseDevices(view(info.devices), "devices")
-                                : parseDevices(devicesOverride, "FPM_DEVICES");
+    call.devices = devicesOverride.empty()
+                       ? fpm::parseDevices(view(info.devices), "devices")
+                       : fpm::parseDevices(devicesOverride, "FPM_DEVICES");
+    std::optional<fpm::KernelSpec> spec;
+    if (kernel && trip_count > 0)
+      spec = fpm::makeKernelSpec(*kernel, trip_count);
+    call.kernel = spec ? &*spec : nullptr;
+
     // Verbose notes only: built when they will be printed.
     std::string note;
     if (call.verbose) {
       if (overridden)
         note = "schedule from FPM_SCHEDULE";
-      // OpenCL PEs come in a later issue: a GPU-only loop runs on the CPU.
-      if (!devices.cpu)
+      if (!call.devices.cpu && !kernel)
         note += std::string(note.empty() ? "" : "; ") +
-                "devices gpu: no GPU PEs yet, running on the CPU";
+                "devices without cpu, but no OpenCL kernel: running on the "
+                "CPU";
       call.note = note;
     }
 
@@ -125,9 +98,11 @@ extern "C" int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count,
       return FPM_OK;
     } catch (const std::invalid_argument &error) {
       // Name where a bad schedule came from: the user set it, not the code.
+      const std::string what = error.what();
       return fail(FPM_ERROR_INVALID_ARGUMENT,
-                  overridden ? "FPM_SCHEDULE: " + std::string(error.what())
-                             : std::string(error.what()));
+                  overridden && !what.starts_with("FPM_")
+                      ? "FPM_SCHEDULE: " + what
+                      : what);
     }
   } catch (const std::invalid_argument &error) {
     return fail(FPM_ERROR_INVALID_ARGUMENT, error.what());
@@ -136,6 +111,11 @@ extern "C" int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count,
   } catch (...) {
     return fail(FPM_ERROR_RUNTIME, "unknown error");
   }
+}
+
+extern "C" int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count,
+                                fpm_body_fn body, void *context) {
+  return fpm_parallel_for_kernel(loop, trip_count, body, context, nullptr);
 }
 
 namespace {

@@ -19,9 +19,11 @@
 
 #include "exec/exec.hpp"
 
+#include "exec/coexec.hpp"
 #include "exec/schedule_string.hpp"
 #include "partition/partition.hpp"
 #include "schedule/schedule.hpp"
+#include "trace/trace.hpp"
 
 #include <omp.h>
 
@@ -31,6 +33,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -109,15 +112,8 @@ CostModel identicalThreads(int threads, std::int64_t tripCount) {
 
 void buildStatic(Plan &plan) {
   const Partitioner &partitioner = *plan.schedule.partitioner;
-  // The grain is the least granule; a huge loop gets coarser ones, so that
-  // no partitioner runs for long (the plan is cached, but the first call
-  // pays).
-  const std::int64_t cap =
-      partitioner.maxUnits > 0
-          ? std::min(partitioner.maxUnits, ExactSolverUnits)
-          : StaticUnits;
   const std::int64_t granule =
-      std::max({plan.grain, std::int64_t{1}, ceilDiv(plan.tripCount, cap)});
+      staticGranule(partitioner, plan.tripCount, plan.grain);
   plan.granule = granule;
 
   const CostModel model = identicalThreads(plan.threads, plan.tripCount);
@@ -331,10 +327,37 @@ void printOnce(const LoopCall &call, Plan &plan) {
     std::fputs(text.c_str(), stderr);
 }
 
+/// Busy time per thread, kept only when FPM_TRACE or FPM_VERBOSE asks.
+struct ThreadLog {
+  alignas(64) double busy = 0; // one cache line per thread
+  std::int64_t iterations = 0;
+};
+
+struct Recording {
+  bool trace = false;
+  std::string_view loop;
+  std::vector<ThreadLog> threads;
+};
+
 /// Runs one chunk; true when the loop must stop.
 inline bool runChunk(const LoopCall &call, std::int64_t begin, std::int64_t end,
-                     std::atomic<bool> &stop) {
-  if (call.body(begin, end, call.context) != 0) {
+                     std::atomic<bool> &stop, Recording *recording,
+                     int worker) {
+  int status = 0;
+  if (recording) {
+    const std::int64_t start = trace::now();
+    status = call.body(begin, end, call.context);
+    const std::int64_t finish = trace::now();
+    ThreadLog &log = recording->threads[static_cast<std::size_t>(worker)];
+    log.busy += static_cast<double>(finish - start) * 1e-9;
+    log.iterations += end - begin;
+    if (recording->trace)
+      trace::chunk(recording->loop, 1 + worker, "cpu", begin, end, start,
+                   finish);
+  } else {
+    status = call.body(begin, end, call.context);
+  }
+  if (status != 0) {
     stop.store(true, std::memory_order_relaxed);
     return true;
   }
@@ -343,8 +366,8 @@ inline bool runChunk(const LoopCall &call, std::int64_t begin, std::int64_t end,
 
 /// One thread's share of a self-scheduled loop.
 void drawChunks(const LoopCall &call, const Plan &plan,
-                ChunkGenerator &generator, int worker,
-                std::atomic<bool> &stop) {
+                ChunkGenerator &generator, int worker, std::atomic<bool> &stop,
+                Recording *recording) {
   const std::int64_t units = generator.iterations();
   while (!stop.load(std::memory_order_relaxed)) {
     const std::optional<Chunk> chunk = generator.next(worker);
@@ -356,7 +379,7 @@ void drawChunks(const LoopCall &call, const Plan &plan,
     const std::int64_t begin = chunk->begin * plan.granule;
     const std::int64_t end =
         unitEnd >= units ? call.tripCount : unitEnd * plan.granule;
-    if (runChunk(call, begin, end, stop))
+    if (runChunk(call, begin, end, stop, recording, worker))
       return;
   }
 }
@@ -364,7 +387,7 @@ void drawChunks(const LoopCall &call, const Plan &plan,
 /// The packages of PEs worker, worker + team, ...: all of them when the team
 /// came out smaller than planned.
 void runPackages(const LoopCall &call, const Plan &plan, int worker, int team,
-                 std::atomic<bool> &stop) {
+                 std::atomic<bool> &stop, Recording *recording) {
   const auto pes = static_cast<int>(plan.firstPackage.size()) - 1;
   for (int pe = worker; pe < pes; pe += team)
     for (std::size_t i = plan.firstPackage[static_cast<std::size_t>(pe)];
@@ -372,12 +395,25 @@ void runPackages(const LoopCall &call, const Plan &plan, int worker, int team,
       if (stop.load(std::memory_order_relaxed))
         return;
       const Chunk &package = plan.packages[i];
-      if (runChunk(call, package.begin, package.begin + package.size, stop))
+      if (runChunk(call, package.begin, package.begin + package.size, stop,
+                   recording, worker))
         return;
     }
 }
 
 } // namespace
+
+std::int64_t staticGranule(const Partitioner &partitioner,
+                           std::int64_t tripCount, std::int64_t grain) {
+  // The grain is the least granule; a huge loop gets coarser ones, so that
+  // no partitioner runs for long (a CPU plan is cached, but the first call
+  // pays).
+  const std::int64_t cap =
+      partitioner.maxUnits > 0
+          ? std::min(partitioner.maxUnits, ExactSolverUnits)
+          : StaticUnits;
+  return std::max({grain, std::int64_t{1}, ceilDiv(tripCount, cap)});
+}
 
 int cpuThreads() {
   // A region here would get one thread: plan for one.
@@ -396,6 +432,24 @@ LoopStatus runLoop(const LoopCall &call) {
   if (!call.body)
     throw std::invalid_argument("the loop has no body");
 
+  // With a kernel and OpenCL PEs, the CPU team and the devices together;
+  // else (or when no device can be used) the CPU team alone.
+  std::string coexecutionNote;
+  if (call.kernel && call.devices.wantsOpenCl() && call.tripCount > 0) {
+    if (std::optional<LoopStatus> status =
+            runCoexecution(call, coexecutionNote))
+      return *status;
+  }
+  if (!coexecutionNote.empty() && call.verbose) {
+    LoopCall cpuOnly = call;
+    std::string note(call.note);
+    note +=
+        (note.empty() ? "" : "; ") + coexecutionNote + ": running on the CPU";
+    cpuOnly.note = note;
+    cpuOnly.kernel = nullptr;
+    return runLoop(cpuOnly);
+  }
+
   const int threads = cpuThreads();
   thread_local PlanCache cache;
   std::unique_ptr<Plan> spare;
@@ -407,21 +461,50 @@ LoopStatus runLoop(const LoopCall &call) {
   if (call.tripCount == 0)
     return LoopStatus::Completed;
 
+  // Per-chunk times only when someone reads them.
+  std::optional<Recording> recording;
+  const bool tracing = trace::enabled();
+  if (tracing || call.verbose) {
+    recording.emplace();
+    recording->trace = tracing;
+    recording->loop =
+        call.name.empty() ? std::string_view("(unnamed)") : call.name;
+    recording->threads.resize(static_cast<std::size_t>(threads));
+    if (tracing)
+      for (int t = 0; t < threads; ++t)
+        trace::nameLane(1 + t, "cpu thread " + std::to_string(t));
+  }
+  Recording *record = recording ? &*recording : nullptr;
+  const std::int64_t started = record ? trace::now() : 0;
+
   std::atomic<bool> stop{false};
   if (plan.generator) {
     ChunkGenerator &generator = *plan.generator;
     generator.reset();
     if (threads == 1) {
-      drawChunks(call, plan, generator, 0, stop);
+      drawChunks(call, plan, generator, 0, stop, record);
     } else {
 #pragma omp parallel num_threads(threads)
-      drawChunks(call, plan, generator, omp_get_thread_num(), stop);
+      drawChunks(call, plan, generator, omp_get_thread_num(), stop, record);
     }
   } else if (threads == 1) {
-    runPackages(call, plan, 0, 1, stop);
+    runPackages(call, plan, 0, 1, stop, record);
   } else {
 #pragma omp parallel num_threads(threads)
-    runPackages(call, plan, omp_get_thread_num(), omp_get_num_threads(), stop);
+    runPackages(call, plan, omp_get_thread_num(), omp_get_num_threads(), stop,
+                record);
+  }
+  if (record) {
+    // The CPU team is one PE: its busy time is its threads' mean.
+    trace::CallStats stats{std::string(record->loop)};
+    double busy = 0;
+    std::int64_t iterations = 0;
+    for (const ThreadLog &log : record->threads) {
+      busy += log.busy;
+      iterations += log.iterations;
+    }
+    stats.busy("cpu", busy / threads, iterations);
+    stats.finish(static_cast<double>(trace::now() - started) * 1e-9);
   }
   return stop.load(std::memory_order_relaxed) ? LoopStatus::Stopped
                                               : LoopStatus::Completed;

@@ -6,17 +6,23 @@
 //
 // What this folder offers: runLoop(), the executor behind fpm_parallel_for.
 // It splits logical iterations [0, T) by a schedule string
-// (schedule_string.hpp) across the PEs, which are, for now, the threads of
-// one OpenMP team (OpenCL PEs come in a later issue), and calls the loop's
-// body on every chunk, each iteration exactly once.
+// (schedule_string.hpp) across the PEs and runs every chunk, each iteration
+// exactly once: on the threads of one OpenMP team, each a PE, when the loop
+// has no OpenCL kernel or no device takes part; otherwise over the CPU team
+// and the OpenCL devices together (coexec.hpp).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "exec/devices.hpp"
 
 #include <cstdint>
 #include <string_view>
 
 namespace fpm {
+
+struct KernelSpec;
+struct Partitioner;
 
 /// Runs logical iterations [begin, end); non-zero asks the loop to stop.
 /// Must not throw (it is called from inside an OpenMP region).
@@ -40,6 +46,11 @@ struct LoopCall {
   LoopBody body = nullptr;
   void *context = nullptr;
 
+  /// The OpenCL side, or null for a CPU-only loop.
+  const KernelSpec *kernel = nullptr;
+  /// The PEs that may take part (with a kernel).
+  DeviceSelection devices{true, true, {}};
+
   /// Print on stderr, once per loop and split, how the loop was split.
   bool verbose = false;
   /// Appended to that line (e.g. why the GPU PEs did not take part).
@@ -59,6 +70,12 @@ enum class LoopStatus { Completed, Stopped };
 /// loop called again with the same shape allocates nothing and runs one
 /// OpenMP parallel region.
 LoopStatus runLoop(const LoopCall &call);
+
+/// The granule a static partitioner works in for `tripCount` iterations:
+/// the grain, or coarser so that it sees at most 2^20 granules (1024 for
+/// the exact solvers), which it splits in milliseconds.
+std::int64_t staticGranule(const Partitioner &partitioner,
+                           std::int64_t tripCount, std::int64_t grain);
 
 /// The number of CPU PEs a loop started now would use: the OpenMP team size
 /// (OMP_NUM_THREADS, omp_set_num_threads), or 1 inside a region that cannot

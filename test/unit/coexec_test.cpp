@@ -1,0 +1,1289 @@
+//===- coexec_test.cpp - Loops over CPU threads and OpenCL devices --------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Through the public API (fpm.h, fpm.hpp), on the machine's OpenCL device
+// (PoCL's CPU device in CI; skipped without one): every schedule runs every
+// iteration exactly once whether the CPU body or the kernel ran it, with
+// row, strided, shared, OUT and INOUT sections and scalars; injected and
+// real device failures lose and repeat nothing, say so once, and drop the
+// device for the loop; FPM_DEVICES picks the PEs; bad kernel descriptions
+// are refused before anything runs; a body that stops the loop or throws
+// ends it cleanly; FPM_VERBOSE describes the split.
+//
+// Loops are named per test and case: the runtime keeps speeds and failed
+// devices per loop name for the life of the process.
+//
+//===----------------------------------------------------------------------===//
+
+#include "device/opencl.hpp"
+#include "fpm/fpm.h"
+#include "fpm/fpm.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// Sets (or, with nullopt, unsets) an environment variable for its scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, std::optional<std::string> value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    if (value)
+      ::setenv(name, value->c_str(), 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
+
+/// Sets the OpenMP team size for one scope.
+class ScopedThreads {
+public:
+  explicit ScopedThreads(int threads) : old_(omp_get_max_threads()) {
+    omp_set_num_threads(threads);
+  }
+  ScopedThreads(const ScopedThreads &) = delete;
+  ScopedThreads &operator=(const ScopedThreads &) = delete;
+  ~ScopedThreads() { omp_set_num_threads(old_); }
+
+private:
+  int old_;
+};
+
+/// A temporary directory, removed with its contents.
+class TempDir {
+public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "fpm-coexec-XXXXXX").string();
+    if (::mkdtemp(pattern.data()))
+      path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    if (!path_.empty())
+      std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  const std::filesystem::path &path() const { return path_; }
+
+private:
+  std::filesystem::path path_;
+};
+
+/// The binary cache of this test program: private, not the user's.
+const std::string &cacheDirectory() {
+  static TempDir directory;
+  static const std::string path = directory.path().string();
+  return path;
+}
+
+const char *const EverySchedule[] = {
+    "auto",    "equal",   "cpm",      "geometric",      "numerical", "hpopta",
+    "optimal", "wdah",    "wdah, 10", "wdah_heuristic", "pss",       "css(3)",
+    "gss",     "gss, 80", "fss",      "fss, 50",        "tss",       "tss, 30"};
+
+const char *const Faults[] = {"opencl0:0", "opencl0:1", "opencl0:2",
+                              "opencl0:2:wait"};
+
+/// The lines of `text` that contain every one of `words`.
+int linesWith(const std::string &text,
+              std::initializer_list<const char *> words) {
+  std::istringstream in(text);
+  std::string line;
+  int count = 0;
+  while (std::getline(in, line)) {
+    bool all = true;
+    for (const char *word : words)
+      all = all && line.find(word) != std::string::npos;
+    count += all ? 1 : 0;
+  }
+  return count;
+}
+
+/// Counts what the CPU bodies ran. The first calls (one per CPU thread) may
+/// wait a little, so that the device surely gets work before the CPU
+/// threads could take it all (stealing moves work to whoever is idle).
+struct CpuSide {
+  std::atomic<std::int64_t> iterations{0};
+  std::atomic<std::int64_t> calls{0};
+  std::atomic<int> holds{0};
+  std::chrono::milliseconds hold{15};
+  /// With grain > 1: set when a chunk is not whole granules (but the last).
+  std::int64_t grain = 0;
+  std::int64_t trips = 0;
+  std::atomic<bool> ragged{false};
+
+  void enter(std::int64_t begin, std::int64_t end) {
+    calls.fetch_add(1);
+    iterations.fetch_add(end - begin);
+    if (grain > 1 && (begin % grain != 0 || (end % grain != 0 && end != trips)))
+      ragged = true;
+    if (holds.fetch_sub(1) > 0)
+      std::this_thread::sleep_for(hold);
+  }
+  void reset(int firstCallsHeld = 0) {
+    iterations = 0;
+    calls = 0;
+    holds = firstCallsHeld;
+    ragged = false;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The increment loop: x[k] = 2 * x[k] + 1 from x[k] = k. Twice is 4k + 3,
+// never is k.
+//===----------------------------------------------------------------------===//
+
+const char *const IncrementSource = R"(
+__kernel void increment(__global int *x) {
+  size_t k = get_global_id(0);
+  x[k] = x[k] * 2 + 1;
+}
+)";
+
+/// The same, slowly: a chunk on the device takes long enough that the CPU
+/// thread surely runs chunks too (a fast device may otherwise steal all of
+/// the CPU's queue before the CPU thread asks for its first chunk).
+const char *const SlowIncrementSource = R"(
+__kernel void increment(__global int *x, const int spin) {
+  size_t k = get_global_id(0);
+  uint state = (uint)k;
+  for (int i = 0; i < spin; ++i)
+    state = state * 1103515245u + 12345u;
+  x[k] = x[k] * 2 + 1 + (state == 0xfffffffeu && spin < 0 ? 1 : 0);
+}
+)";
+constexpr int SlowSpin = 20000;
+
+struct Increment {
+  explicit Increment(std::int64_t trips) : x(static_cast<std::size_t>(trips)) {
+    reset();
+  }
+  void reset() {
+    for (std::size_t k = 0; k < x.size(); ++k)
+      x[k] = static_cast<int>(k);
+    cpu.reset();
+  }
+
+  static int body(std::int64_t begin, std::int64_t end, void *context) {
+    auto &self = *static_cast<Increment *>(context);
+    self.cpu.enter(begin, end);
+    for (std::int64_t k = begin; k < end; ++k)
+      self.x[static_cast<std::size_t>(k)] =
+          self.x[static_cast<std::size_t>(k)] * 2 + 1;
+    return 0;
+  }
+
+  /// "" when every iteration ran exactly once, else the first that did not.
+  std::string problem() const {
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      const int want = 2 * static_cast<int>(k) + 1;
+      if (x[k] != want)
+        return "x[" + std::to_string(k) + "] = " + std::to_string(x[k]) +
+               ", expected " + std::to_string(want) +
+               (x[k] == static_cast<int>(k) ? " (never ran)"
+                                            : " (ran more than once)");
+    }
+    return "";
+  }
+
+  fpm_arg arg() {
+    fpm_arg a{};
+    a.kind = FPM_ARG_INOUT;
+    a.data = x.data();
+    a.size = sizeof(int);
+    a.length = static_cast<std::int64_t>(x.size());
+    a.offset = 0;
+    a.stride = 1;
+    a.count = 1;
+    return a;
+  }
+
+  std::vector<int> x;
+  CpuSide cpu;
+};
+
+/// A loop named `name`, which must outlive the loop call.
+fpm_loop makeLoop(const char *name, const char *schedule,
+                  std::int64_t grain = 0) {
+  fpm_loop loop{};
+  loop.name = name;
+  loop.schedule = schedule;
+  loop.grain = grain;
+  return loop;
+}
+
+/// fpm_parallel_for_kernel of the increment loop.
+int runIncrement(const std::string &name, const char *schedule,
+                 Increment &state, const char *source = IncrementSource,
+                 const char *kernelName = "increment", std::int64_t grain = 0) {
+  const fpm_loop loop = makeLoop(name.c_str(), schedule, grain);
+  const fpm_arg arg = state.arg();
+  fpm_kernel kernel{};
+  kernel.source = source;
+  kernel.name = kernelName;
+  kernel.args = &arg;
+  kernel.arg_count = 1;
+  return fpm_parallel_for_kernel(&loop,
+                                 static_cast<std::int64_t>(state.x.size()),
+                                 Increment::body, &state, &kernel);
+}
+
+//===----------------------------------------------------------------------===//
+// The everything loop: row sections of a matrix product with a shared
+// matrix, an INOUT element, an INOUT strided pair (stride > count), an OUT
+// strided element, an IN strided pair, an IN section shared by every
+// iteration (not the whole array), and two scalars.
+//===----------------------------------------------------------------------===//
+
+const char *const ComboSource = R"(
+__kernel void combo(__global const int *a, __global const int *b,
+                    __global int *c, __global int *x, __global int *y,
+                    __global int *z, __global const int *w,
+                    __global const int *s, const int n, const int bias) {
+  const int k = (int)get_global_id(0);
+  for (int j = 0; j < n; ++j) {
+    int sum = 0;
+    for (int l = 0; l < n; ++l)
+      sum += a[k * n + l] * b[l * n + j];
+    c[k * n + j] = sum + bias;
+  }
+  x[k] = x[k] * 2 + 1;
+  y[1 + 4 * k] = y[1 + 4 * k] * 2 + 1;
+  y[2 + 4 * k] = y[2 + 4 * k] * 3;
+  z[3 * k] = k * 5 + bias + w[2 + 5 * k] - w[3 + 5 * k] + s[3 + k % 4];
+}
+)";
+
+struct Combo {
+  static constexpr int N = 4;
+  static constexpr int Bias = 7;
+
+  explicit Combo(std::int64_t tripCount)
+      : trips(tripCount), a(static_cast<std::size_t>(trips * N)), b(N * N),
+        c(a.size()), x(static_cast<std::size_t>(trips)),
+        y(static_cast<std::size_t>(4 * trips)),
+        z(static_cast<std::size_t>(3 * trips)),
+        w(static_cast<std::size_t>(5 * trips)), s(10) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      a[i] = static_cast<int>(i % 7) - 3;
+    for (std::size_t i = 0; i < w.size(); ++i)
+      w[i] = static_cast<int>(i * i % 97);
+    for (std::size_t i = 0; i < s.size(); ++i)
+      s[i] = static_cast<int>(1000 * i);
+    for (int l = 0; l < N; ++l)
+      for (int j = 0; j < N; ++j)
+        b[static_cast<std::size_t>(l * N + j)] = l - 2 * j + 1;
+    reset();
+  }
+  void reset() {
+    std::fill(c.begin(), c.end(), -12345);
+    for (std::size_t k = 0; k < x.size(); ++k)
+      x[k] = static_cast<int>(k);
+    for (std::size_t i = 0; i < y.size(); ++i)
+      y[i] = static_cast<int>(i);
+    std::fill(z.begin(), z.end(), -1);
+    cpu.reset();
+  }
+
+  static int body(std::int64_t begin, std::int64_t end, void *context) {
+    auto &self = *static_cast<Combo *>(context);
+    self.cpu.enter(begin, end);
+    for (std::int64_t k = begin; k < end; ++k)
+      self.iteration(static_cast<int>(k));
+    return 0;
+  }
+  void iteration(int k) {
+    auto at = [](int i) { return static_cast<std::size_t>(i); };
+    for (int j = 0; j < N; ++j) {
+      int sum = 0;
+      for (int l = 0; l < N; ++l)
+        sum += a[at(k * N + l)] * b[at(l * N + j)];
+      c[at(k * N + j)] = sum + Bias;
+    }
+    x[at(k)] = x[at(k)] * 2 + 1;
+    y[at(1 + 4 * k)] = y[at(1 + 4 * k)] * 2 + 1;
+    y[at(2 + 4 * k)] = y[at(2 + 4 * k)] * 3;
+    z[at(3 * k)] = extra(k);
+  }
+  int extra(int k) const {
+    auto at = [](int i) { return static_cast<std::size_t>(i); };
+    return k * 5 + Bias + w[at(2 + 5 * k)] - w[at(3 + 5 * k)] +
+           s[at(3 + k % 4)];
+  }
+
+  /// "" when every iteration ran once and nothing else was touched.
+  std::string problem() const {
+    auto wrong = [](const char *what, std::int64_t i, int got, int want) {
+      return std::string(what) + "[" + std::to_string(i) +
+             "] = " + std::to_string(got) + ", expected " +
+             std::to_string(want);
+    };
+    for (int k = 0; k < trips; ++k) {
+      for (int j = 0; j < N; ++j) {
+        int sum = Bias;
+        for (int l = 0; l < N; ++l)
+          sum += a[static_cast<std::size_t>(k * N + l)] *
+                 b[static_cast<std::size_t>(l * N + j)];
+        const int got = c[static_cast<std::size_t>(k * N + j)];
+        if (got != sum)
+          return wrong("c", k * N + j, got, sum);
+      }
+      if (x[static_cast<std::size_t>(k)] != 2 * k + 1)
+        return wrong("x", k, x[static_cast<std::size_t>(k)], 2 * k + 1);
+      const int want[4] = {4 * k, 2 * (4 * k + 1) + 1, 3 * (4 * k + 2),
+                           4 * k + 3};
+      for (int i = 0; i < 4; ++i)
+        if (y[static_cast<std::size_t>(4 * k + i)] != want[i])
+          return wrong("y", 4 * k + i, y[static_cast<std::size_t>(4 * k + i)],
+                       want[i]);
+      const int wantZ[3] = {extra(k), -1, -1};
+      for (int i = 0; i < 3; ++i)
+        if (z[static_cast<std::size_t>(3 * k + i)] != wantZ[i])
+          return wrong("z", 3 * k + i, z[static_cast<std::size_t>(3 * k + i)],
+                       wantZ[i]);
+    }
+    return "";
+  }
+
+  std::vector<fpm_arg> args() {
+    auto array = [](int kind, int *data, std::size_t length,
+                    std::int64_t offset, std::int64_t stride,
+                    std::int64_t count) {
+      fpm_arg arg{};
+      arg.kind = kind;
+      arg.data = data;
+      arg.size = sizeof(int);
+      arg.length = static_cast<std::int64_t>(length);
+      arg.offset = offset;
+      arg.stride = stride;
+      arg.count = count;
+      return arg;
+    };
+    fpm_arg n{};
+    n.kind = FPM_ARG_SCALAR;
+    n.data = const_cast<int *>(&N);
+    n.size = sizeof(int);
+    fpm_arg bias = n;
+    bias.data = const_cast<int *>(&Bias);
+    return {array(FPM_ARG_IN, a.data(), a.size(), 0, N, N),
+            array(FPM_ARG_IN, b.data(), b.size(), 0, 0, 0),
+            array(FPM_ARG_OUT, c.data(), c.size(), 0, N, N),
+            array(FPM_ARG_INOUT, x.data(), x.size(), 0, 1, 1),
+            array(FPM_ARG_INOUT, y.data(), y.size(), 1, 4, 2),
+            array(FPM_ARG_OUT, z.data(), z.size(), 0, 3, 1),
+            array(FPM_ARG_IN, w.data(), w.size(), 2, 5, 2),
+            array(FPM_ARG_IN, s.data(), s.size(), 3, 0, 4),
+            n,
+            bias};
+  }
+
+  /// The same description through fpm.hpp.
+  fpm::Kernel cxxKernel(fpm::Kernel kernel) {
+    return kernel
+        .in(a.data(), static_cast<std::int64_t>(a.size()),
+            fpm::perIteration(N, N))
+        .in(b.data(), static_cast<std::int64_t>(b.size()))
+        .out(c.data(), static_cast<std::int64_t>(c.size()),
+             fpm::perIteration(N, N))
+        .inout(x.data(), trips, fpm::perIteration(1, 1))
+        .inout(y.data(), 4 * trips, fpm::perIteration(4, 2, 1))
+        .out(z.data(), 3 * trips, fpm::perIteration(3, 1))
+        .in(w.data(), 5 * trips, fpm::perIteration(5, 2, 2))
+        .in(s.data(), 10, fpm::Section{3, 0, 4})
+        .scalar(N)
+        .scalar(Bias);
+  }
+
+  std::int64_t trips;
+  std::vector<int> a, b, c, x, y, z, w, s;
+  CpuSide cpu;
+};
+
+int runCombo(const std::string &name, const char *schedule, Combo &state,
+             std::int64_t grain = 0) {
+  const fpm_loop loop = makeLoop(name.c_str(), schedule, grain);
+  const std::vector<fpm_arg> args = state.args();
+  fpm_kernel kernel{};
+  kernel.source = ComboSource;
+  kernel.name = "combo";
+  kernel.args = args.data();
+  kernel.arg_count = static_cast<int>(args.size());
+  return fpm_parallel_for_kernel(&loop, state.trips, Combo::body, &state,
+                                 &kernel);
+}
+
+//===----------------------------------------------------------------------===//
+// The fixture: a device or a skip, a clean environment, a private binary
+// cache, and a team of two (one CPU thread, one device host thread).
+//===----------------------------------------------------------------------===//
+
+bool haveDevice() {
+  const auto &found = fpm::opencl::devices();
+  return !found.empty() && found.front().id == "opencl0";
+}
+
+class CoexecTest : public testing::Test {
+protected:
+  void SetUp() override {
+    if (!haveDevice())
+      GTEST_SKIP() << "no OpenCL device on this machine";
+    warmUp();
+  }
+
+  /// Builds the kernels once on the device as the tests open it, so that
+  /// no test's device starts late because it compiles: a late device
+  /// finds its queue stolen and would never reach an injected fault.
+  static void warmUp() {
+    static bool done = false;
+    if (done)
+      return;
+    done = true;
+    Increment increment(64);
+    ASSERT_EQ(runIncrement("coexec.warm-up.increment", "gss", increment),
+              FPM_OK)
+        << fpm_last_error();
+    Combo combo(64);
+    ASSERT_EQ(runCombo("coexec.warm-up.combo", "gss", combo), FPM_OK)
+        << fpm_last_error();
+    Increment slow(64);
+    const fpm_loop loop = makeLoop("coexec.warm-up.slow", "gss");
+    fpm_arg args[2] = {slow.arg(), {}};
+    args[1].kind = FPM_ARG_SCALAR;
+    args[1].data = const_cast<int *>(&SlowSpin);
+    args[1].size = sizeof(int);
+    fpm_kernel kernel{};
+    kernel.source = SlowIncrementSource;
+    kernel.name = "increment";
+    kernel.args = args;
+    kernel.arg_count = 2;
+    ASSERT_EQ(
+        fpm_parallel_for_kernel(&loop, 64, Increment::body, &slow, &kernel),
+        FPM_OK)
+        << fpm_last_error();
+  }
+
+  ScopedEnv schedule_{"FPM_SCHEDULE", std::nullopt};
+  ScopedEnv devices_{"FPM_DEVICES", std::nullopt};
+  ScopedEnv fault_{"FPM_INJECT_FAULT", std::nullopt};
+  ScopedEnv verbose_{"FPM_VERBOSE", std::nullopt};
+  ScopedEnv trace_{"FPM_TRACE", std::nullopt};
+  ScopedEnv units_{"FPM_OPENCL_CPU_UNITS", std::nullopt};
+  ScopedEnv cache_{"FPM_CACHE_DIR", cacheDirectory()};
+  ScopedThreads threads_{2};
+};
+
+using CoexecDeathTest = CoexecTest;
+using CoexecFaultTest = CoexecTest;
+using CoexecKernelTest = CoexecTest;
+
+//===----------------------------------------------------------------------===//
+// Correctness under every schedule
+//===----------------------------------------------------------------------===//
+
+TEST_F(CoexecTest, EveryScheduleRunsEachIterationOnce) {
+  // Two calls per loop: the first on guessed speeds, the second on what
+  // the first measured (auto then splits statically).
+  const std::int64_t trips = 5003;
+  Combo state(trips);
+  bool bothWorked = false;
+  for (const char *schedule : EverySchedule)
+    for (int call = 0; call < 2; ++call) {
+      SCOPED_TRACE(std::string("schedule \"") + schedule + "\", call " +
+                   std::to_string(call));
+      state.reset();
+      state.cpu.reset(1);
+      testing::internal::CaptureStderr();
+      const int status =
+          runCombo(std::string("coexec.every.") + schedule, schedule, state);
+      const std::string err = testing::internal::GetCapturedStderr();
+      ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+      EXPECT_EQ(state.problem(), "");
+      EXPECT_EQ(linesWith(err, {"failed"}), 0) << err;
+      const std::int64_t cpu = state.cpu.iterations;
+      EXPECT_LE(cpu, trips);
+      bothWorked = bothWorked || (cpu > 0 && cpu < trips);
+    }
+  // In at least one of them the CPU and the device shared the loop.
+  EXPECT_TRUE(bothWorked);
+}
+
+TEST_F(CoexecTest, GrainThatDoesNotDivideTheTripCount) {
+  const std::int64_t trips = 5003; // 714 granules of 7, and 5 more
+  Combo state(trips);
+  for (const char *schedule : EverySchedule) {
+    SCOPED_TRACE(std::string("schedule \"") + schedule + "\"");
+    state.reset();
+    state.cpu.grain = 7;
+    state.cpu.trips = trips;
+    ASSERT_EQ(
+        runCombo(std::string("coexec.grain.") + schedule, schedule, state, 7),
+        FPM_OK)
+        << fpm_last_error();
+    EXPECT_EQ(state.problem(), "");
+    // Self-scheduling hands out whole granules (static partitioners may
+    // put the remainder anywhere).
+    const std::string name = schedule;
+    if (name.starts_with("pss") || name.starts_with("css") ||
+        name.starts_with("gss") || name.starts_with("fss") ||
+        name.starts_with("tss"))
+      EXPECT_FALSE(state.cpu.ragged);
+  }
+}
+
+TEST_F(CoexecTest, OneAndThreeThreads) {
+  // One thread: it feeds the device. Three: a device and two CPU threads.
+  for (int threads : {1, 3}) {
+    ScopedThreads team(threads);
+    ASSERT_EQ(fpm_cpu_threads(), threads);
+    for (const char *schedule : EverySchedule)
+      for (std::int64_t trips : {1, 2, 17, 4099}) {
+        SCOPED_TRACE(std::string("schedule \"") + schedule + "\", " +
+                     std::to_string(threads) + " threads, " +
+                     std::to_string(trips) + " iterations");
+        Increment state(trips);
+        ASSERT_EQ(runIncrement("coexec.threads" + std::to_string(threads) +
+                                   "." + schedule,
+                               schedule, state),
+                  FPM_OK)
+            << fpm_last_error();
+        EXPECT_EQ(state.problem(), "");
+      }
+  }
+}
+
+TEST_F(CoexecTest, ZeroIterationsRunNothing) {
+  Increment state(0);
+  EXPECT_EQ(runIncrement("coexec.zero", "gss", state), FPM_OK);
+  EXPECT_EQ(state.cpu.calls, 0);
+}
+
+TEST_F(CoexecTest, ScheduleFromTheEnvironment) {
+  ScopedEnv env("FPM_SCHEDULE", "tss, 30");
+  Increment state(3001);
+  ASSERT_EQ(runIncrement("coexec.env-schedule", "not a schedule", state),
+            FPM_OK)
+      << fpm_last_error();
+  EXPECT_EQ(state.problem(), "");
+}
+
+TEST_F(CoexecTest, CpuOnlyNeverUsesTheKernel) {
+  ScopedEnv env("FPM_DEVICES", "cpu");
+  for (const char *schedule : {"gss", "equal", "auto"}) {
+    SCOPED_TRACE(schedule);
+    Increment state(4000);
+    testing::internal::CaptureStderr();
+    // A kernel that would not even build: never looked at.
+    const int status =
+        runIncrement(std::string("coexec.cpu-only.") + schedule, schedule,
+                     state, "this is not OpenCL C", "increment");
+    const std::string err = testing::internal::GetCapturedStderr();
+    ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+    EXPECT_EQ(state.problem(), "");
+    EXPECT_EQ(state.cpu.iterations, 4000);
+    EXPECT_EQ(err, "");
+  }
+}
+
+TEST_F(CoexecTest, DevicesByIdWithoutTheCpu) {
+  // Only the device (by id, and as "gpu"): the CPU body never runs.
+  for (const char *devices : {"opencl0", "gpu"}) {
+    SCOPED_TRACE(devices);
+    ScopedEnv env("FPM_DEVICES", devices);
+    Increment state(4000);
+    ASSERT_EQ(runIncrement(std::string("coexec.device-only.") + devices, "gss",
+                           state),
+              FPM_OK)
+        << fpm_last_error();
+    EXPECT_EQ(state.problem(), "");
+    EXPECT_EQ(state.cpu.iterations, 0);
+  }
+}
+
+TEST_F(CoexecTest, VerboseDescribesTheSplitOnce) {
+  ScopedEnv env("FPM_VERBOSE", "1");
+  Increment state(4000);
+  testing::internal::CaptureStderr();
+  ASSERT_EQ(runIncrement("coexec.verbose-loop", "gss", state), FPM_OK)
+      << fpm_last_error();
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(state.problem(), "");
+  EXPECT_EQ(linesWith(err, {"coexec.verbose-loop", "opencl0", "cpu"}), 1)
+      << err;
+  // Once per loop and split, not per call.
+  state.reset();
+  testing::internal::CaptureStderr();
+  ASSERT_EQ(runIncrement("coexec.verbose-loop", "gss", state), FPM_OK);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(state.problem(), "");
+  EXPECT_EQ(linesWith(err, {"coexec.verbose-loop"}), 0) << err;
+}
+
+TEST_F(CoexecTest, CpuUnitsFromTheEnvironment) {
+  {
+    ScopedEnv env("FPM_OPENCL_CPU_UNITS", "1");
+    Increment state(3000);
+    ASSERT_EQ(runIncrement("coexec.units", "gss", state), FPM_OK)
+        << fpm_last_error();
+    EXPECT_EQ(state.problem(), "");
+  }
+  ScopedEnv env("FPM_OPENCL_CPU_UNITS", "many");
+  Increment state(3000);
+  EXPECT_EQ(runIncrement("coexec.units-bad", "gss", state),
+            FPM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fpm_last_error()).find("FPM_OPENCL_CPU_UNITS"),
+            std::string::npos)
+      << fpm_last_error();
+  EXPECT_EQ(state.cpu.calls, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Failures
+//===----------------------------------------------------------------------===//
+
+TEST_F(CoexecFaultTest, InjectedFaultsLoseAndRepeatNothing) {
+  const std::int64_t trips = 4000;
+  Increment state(trips);
+  for (const char *fault : Faults) {
+    ScopedEnv env("FPM_INJECT_FAULT", fault);
+    for (const char *schedule : EverySchedule) {
+      const std::string name =
+          std::string("coexec.fault.") + fault + "." + schedule;
+      SCOPED_TRACE(name);
+      state.reset();
+      state.cpu.reset(1);
+      testing::internal::CaptureStderr();
+      int status = runIncrement(name, schedule, state);
+      std::string err = testing::internal::GetCapturedStderr();
+      ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+      EXPECT_EQ(state.problem(), "");
+      EXPECT_EQ(linesWith(err, {"opencl0", "failed", "injected fault"}), 1)
+          << err;
+      EXPECT_EQ(linesWith(err, {"failed"}), 1) << err;
+
+      // The loop does not use opencl0 again: the fault would fire again.
+      state.reset();
+      state.cpu.reset(0);
+      testing::internal::CaptureStderr();
+      status = runIncrement(name, schedule, state);
+      err = testing::internal::GetCapturedStderr();
+      ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+      EXPECT_EQ(state.problem(), "");
+      EXPECT_EQ(linesWith(err, {"failed"}), 0) << err;
+      EXPECT_EQ(state.cpu.iterations, trips);
+    }
+  }
+}
+
+TEST_F(CoexecFaultTest, InjectedFaultsWithEverySection) {
+  // The same with row, shared, strided, OUT and INOUT sections, and with
+  // three threads (two CPU threads beside the device's).
+  ScopedThreads team(3);
+  const std::int64_t trips = 3001;
+  Combo state(trips);
+  for (const char *fault : Faults)
+    for (const char *schedule : {"equal", "gss", "fss, 50", "css(3)", "auto"}) {
+      ScopedEnv env("FPM_INJECT_FAULT", fault);
+      const std::string name =
+          std::string("coexec.fault-combo.") + fault + "." + schedule;
+      SCOPED_TRACE(name);
+      state.reset();
+      state.cpu.reset(2); // two CPU threads
+      testing::internal::CaptureStderr();
+      const int status = runCombo(name, schedule, state);
+      const std::string err = testing::internal::GetCapturedStderr();
+      ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+      EXPECT_EQ(state.problem(), "");
+      EXPECT_EQ(linesWith(err, {"opencl0", "failed", "injected fault"}), 1)
+          << err;
+    }
+}
+
+TEST_F(CoexecFaultTest, DeviceOnlyLoopSurvivesItsDevice) {
+  // FPM_DEVICES=gpu: no CPU thread takes part, so the failed device's host
+  // thread runs what is left on the CPU.
+  ScopedEnv devices("FPM_DEVICES", "gpu");
+  const std::int64_t trips = 4000;
+  Increment state(trips);
+  for (const char *fault : Faults)
+    for (const char *schedule : {"gss", "equal", "pss", "tss, 30"}) {
+      ScopedEnv env("FPM_INJECT_FAULT", fault);
+      const std::string name =
+          std::string("coexec.gpu-fault.") + fault + "." + schedule;
+      SCOPED_TRACE(name);
+      state.reset();
+      testing::internal::CaptureStderr();
+      int status = runIncrement(name, schedule, state);
+      std::string err = testing::internal::GetCapturedStderr();
+      ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+      EXPECT_EQ(state.problem(), "");
+      EXPECT_EQ(linesWith(err, {"opencl0", "failed", "injected fault"}), 1)
+          << err;
+      EXPECT_GT(state.cpu.iterations, 0);
+      if (std::string(fault) == "opencl0:0")
+        EXPECT_EQ(state.cpu.iterations, trips);
+      // Again: no device is left for this loop; it runs on the CPU.
+      state.reset();
+      testing::internal::CaptureStderr();
+      status = runIncrement(name, schedule, state);
+      err = testing::internal::GetCapturedStderr();
+      ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+      EXPECT_EQ(state.problem(), "");
+      EXPECT_EQ(linesWith(err, {"failed"}), 0) << err;
+      EXPECT_EQ(state.cpu.iterations, trips);
+    }
+}
+
+TEST_F(CoexecFaultTest, KernelThatDoesNotBuild) {
+  const char *const broken = R"(
+__kernel void increment(__global int *x) {
+  x[get_global_id(0)] = ;
+}
+)";
+  for (const char *schedule : {"gss", "equal"}) {
+    SCOPED_TRACE(schedule);
+    Increment state(4000);
+    const std::string name = std::string("coexec.broken.") + schedule;
+    testing::internal::CaptureStderr();
+    int status = runIncrement(name, schedule, state, broken);
+    std::string err = testing::internal::GetCapturedStderr();
+    ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+    EXPECT_EQ(state.problem(), "");
+    EXPECT_EQ(state.cpu.iterations, 4000);
+    // One failure line (the build log that follows it is PoCL's).
+    EXPECT_EQ(linesWith(err, {"opencl0", "failed", "cannot build"}), 1) << err;
+    EXPECT_EQ(linesWith(err, {"fpm:", "failed"}), 1) << err;
+    EXPECT_NE(err.find("CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << err;
+    // Not tried again for this loop.
+    state.reset();
+    testing::internal::CaptureStderr();
+    status = runIncrement(name, schedule, state, broken);
+    err = testing::internal::GetCapturedStderr();
+    ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+    EXPECT_EQ(state.problem(), "");
+    EXPECT_EQ(err, "");
+  }
+}
+
+TEST_F(CoexecFaultTest, KernelNameThatDoesNotExist) {
+  Increment state(4000);
+  testing::internal::CaptureStderr();
+  const int status = runIncrement("coexec.no-such-kernel", "gss", state,
+                                  IncrementSource, "no_such_kernel");
+  const std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+  EXPECT_EQ(state.problem(), "");
+  EXPECT_EQ(state.cpu.iterations, 4000);
+  EXPECT_EQ(linesWith(err, {"opencl0", "failed", "no_such_kernel"}), 1) << err;
+  EXPECT_EQ(linesWith(err, {"failed"}), 1) << err;
+}
+
+TEST_F(CoexecFaultTest, BadInjectFaultIsRefused) {
+  for (const char *text : {"opencl0", "opencl0:x", ":3", "opencl0:0:wait"}) {
+    SCOPED_TRACE(text);
+    ScopedEnv env("FPM_INJECT_FAULT", text);
+    Increment state(100);
+    EXPECT_EQ(runIncrement("coexec.bad-fault", "gss", state),
+              FPM_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(fpm_last_error()).find("FPM_INJECT_FAULT"),
+              std::string::npos)
+        << fpm_last_error();
+    EXPECT_EQ(state.cpu.calls, 0);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Bad kernel descriptions
+//===----------------------------------------------------------------------===//
+
+/// Runs the increment loop with `change` applied to its description;
+/// expects FPM_ERROR_INVALID_ARGUMENT naming `problem`, and nothing run.
+template <class Change>
+void expectRefused(const char *what, const char *problem, Change change) {
+  SCOPED_TRACE(what);
+  const std::int64_t trips = 100;
+  Increment state(trips);
+  fpm_arg arg = state.arg();
+  fpm_kernel kernel{};
+  kernel.source = IncrementSource;
+  kernel.name = "increment";
+  kernel.args = &arg;
+  kernel.arg_count = 1;
+  change(kernel, arg);
+  const std::string name = std::string("coexec.refused.") + what;
+  const fpm_loop loop = makeLoop(name.c_str(), "gss");
+  const int status =
+      fpm_parallel_for_kernel(&loop, trips, Increment::body, &state, &kernel);
+  EXPECT_EQ(status, FPM_ERROR_INVALID_ARGUMENT);
+  const std::string message = fpm_last_error();
+  EXPECT_NE(message.find(problem), std::string::npos) << message;
+  EXPECT_EQ(state.cpu.calls, 0);
+  for (std::size_t k = 0; k < state.x.size(); ++k)
+    ASSERT_EQ(state.x[k], static_cast<int>(k));
+}
+
+TEST_F(CoexecKernelTest, BadDescriptionsAreRefused) {
+  expectRefused("past-the-end", "past the array",
+                [](fpm_kernel &, fpm_arg &arg) { arg.length = 99; });
+  expectRefused("offset-past-the-end", "past the array",
+                [](fpm_kernel &, fpm_arg &arg) { arg.offset = 1; });
+  expectRefused("written-stride-0", "must move with the iteration",
+                [](fpm_kernel &, fpm_arg &arg) {
+                  arg.stride = 0;
+                  arg.count = 1;
+                });
+  expectRefused("written-whole-array", "must move with the iteration",
+                [](fpm_kernel &, fpm_arg &arg) {
+                  arg.stride = 0;
+                  arg.count = 0;
+                });
+  expectRefused("written-overlap", "overlap", [](fpm_kernel &, fpm_arg &arg) {
+    arg.kind = FPM_ARG_OUT;
+    arg.stride = 1;
+    arg.count = 2;
+    arg.length = 1000;
+  });
+  expectRefused("no-name", "no name",
+                [](fpm_kernel &kernel, fpm_arg &) { kernel.name = nullptr; });
+  expectRefused("empty-name", "no name",
+                [](fpm_kernel &kernel, fpm_arg &) { kernel.name = ""; });
+  expectRefused("unreadable-file", "/nonexistent/fpm/kernel.cl",
+                [](fpm_kernel &kernel, fpm_arg &) {
+                  kernel.source = nullptr;
+                  kernel.file = "/nonexistent/fpm/kernel.cl";
+                });
+  expectRefused("no-source", "neither source nor file",
+                [](fpm_kernel &kernel, fpm_arg &) { kernel.source = nullptr; });
+  expectRefused("negative-offset", ">= 0",
+                [](fpm_kernel &, fpm_arg &arg) { arg.offset = -1; });
+  expectRefused("negative-stride", ">= 0", [](fpm_kernel &, fpm_arg &arg) {
+    arg.kind = FPM_ARG_IN;
+    arg.stride = -1;
+  });
+  expectRefused("no-data", "needs data",
+                [](fpm_kernel &, fpm_arg &arg) { arg.data = nullptr; });
+  expectRefused("element-size-0", "size is 0",
+                [](fpm_kernel &, fpm_arg &arg) { arg.size = 0; });
+  expectRefused("unknown-kind", "unknown kind",
+                [](fpm_kernel &, fpm_arg &arg) { arg.kind = 9; });
+  expectRefused("negative-count", "bad argument list",
+                [](fpm_kernel &kernel, fpm_arg &) { kernel.arg_count = -1; });
+}
+
+TEST_F(CoexecKernelTest, ReadSectionsMayOverlap) {
+  // A stencil: iteration k reads in[k .. k+3), writes out[k].
+  const char *const source = R"(
+__kernel void stencil(__global const int *in, __global int *out) {
+  size_t k = get_global_id(0);
+  out[k] = in[k] + in[k + 1] + in[k + 2];
+}
+)";
+  const std::int64_t trips = 5000;
+  std::vector<int> in(static_cast<std::size_t>(trips + 2));
+  for (std::size_t i = 0; i < in.size(); ++i)
+    in[i] = static_cast<int>(i * i % 1000);
+  std::vector<int> out(static_cast<std::size_t>(trips), -1);
+  const auto kernel = fpm::Kernel::fromSource(source, "stencil")
+                          .in(in.data(), trips + 2, fpm::perIteration(1, 3))
+                          .out(out.data(), trips, fpm::perIteration(1, 1));
+  fpm_loop loop = makeLoop("coexec.stencil", "fss");
+  fpm::parallelFor(loop, trips, kernel,
+                   [&](std::int64_t begin, std::int64_t end) {
+                     for (std::int64_t k = begin; k < end; ++k) {
+                       const auto i = static_cast<std::size_t>(k);
+                       out[i] = in[i] + in[i + 1] + in[i + 2];
+                     }
+                   });
+  for (std::size_t k = 0; k < out.size(); ++k)
+    ASSERT_EQ(out[k], in[k] + in[k + 1] + in[k + 2]) << "k = " << k;
+}
+
+//===----------------------------------------------------------------------===//
+// The C++ layer
+//===----------------------------------------------------------------------===//
+
+TEST_F(CoexecKernelTest, CxxKernelFromSource) {
+  const std::int64_t trips = 6007;
+  Combo state(trips);
+  const fpm::Kernel kernel =
+      state.cxxKernel(fpm::Kernel::fromSource(ComboSource, "combo"));
+  for (const char *schedule : {"gss", "equal", "wdah", "css(3)"}) {
+    SCOPED_TRACE(schedule);
+    state.reset();
+    const std::string name = "coexec.cxx." + std::string(schedule);
+    const fpm_loop loop = makeLoop(name.c_str(), schedule);
+    fpm::parallelFor(loop, trips, kernel,
+                     [&](std::int64_t begin, std::int64_t end) {
+                       Combo::body(begin, end, &state);
+                     });
+    EXPECT_EQ(state.problem(), "");
+  }
+}
+
+TEST_F(CoexecKernelTest, CxxKernelFromFile) {
+  TempDir directory;
+  ASSERT_FALSE(directory.path().empty());
+  const std::filesystem::path file = directory.path() / "combo.cl";
+  std::ofstream(file) << ComboSource;
+  const std::int64_t trips = 3001;
+  Combo state(trips);
+  const fpm::Kernel kernel = state.cxxKernel(
+      fpm::Kernel::fromFile(file.string(), "combo").options("-cl-std=CL1.2"));
+  const fpm_loop loop = makeLoop("coexec.cxx-file", "fss");
+  testing::internal::CaptureStderr();
+  fpm::parallelFor(loop, trips, kernel,
+                   [&](std::int64_t begin, std::int64_t end) {
+                     Combo::body(begin, end, &state);
+                   });
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(state.problem(), "");
+  EXPECT_EQ(err, "");
+  // A file that is not there: std::invalid_argument, nothing run.
+  state.reset();
+  const fpm::Kernel missing = state.cxxKernel(
+      fpm::Kernel::fromFile((directory.path() / "nope.cl").string(), "combo"));
+  EXPECT_THROW(fpm::parallelFor(loop, trips, missing,
+                                [&](std::int64_t begin, std::int64_t end) {
+                                  Combo::body(begin, end, &state);
+                                }),
+               std::invalid_argument);
+  EXPECT_EQ(state.cpu.calls, 0);
+}
+
+TEST_F(CoexecKernelTest, CxxBadDescriptionThrows) {
+  std::vector<int> x(100);
+  const auto kernel = fpm::Kernel::fromSource(IncrementSource, "increment")
+                          .inout(x.data(), 50, fpm::perIteration(1, 1));
+  const fpm_loop loop = makeLoop("coexec.cxx-bad", "gss");
+  std::atomic<int> calls{0};
+  try {
+    fpm::parallelFor(loop, 100, kernel,
+                     [&](std::int64_t, std::int64_t) { ++calls; });
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument &error) {
+    EXPECT_NE(std::string(error.what()).find("past the array"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(calls, 0);
+}
+
+TEST_F(CoexecKernelTest, LocalScratchAndWideElements) {
+  // __local scratch per work-group, and 8-byte elements.
+  const char *const source = R"(
+__kernel void widen(__global long *v, __local int *scratch) {
+  if (get_local_id(0) == 0)
+    scratch[0] = 1;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  size_t k = get_global_id(0);
+  v[k] = v[k] * 3 + scratch[0] + 4000000000L;
+}
+)";
+  const std::int64_t trips = 7001;
+  std::vector<std::int64_t> v(static_cast<std::size_t>(trips));
+  for (std::size_t k = 0; k < v.size(); ++k)
+    v[k] = static_cast<std::int64_t>(k) * 1000000007;
+  const auto kernel = fpm::Kernel::fromSource(source, "widen")
+                          .inout(v.data(), trips, fpm::perIteration(1, 1))
+                          .local(sizeof(int));
+  for (const char *schedule : {"gss", "equal"}) {
+    SCOPED_TRACE(schedule);
+    for (std::size_t k = 0; k < v.size(); ++k)
+      v[k] = static_cast<std::int64_t>(k) * 1000000007;
+    testing::internal::CaptureStderr();
+    const std::string name = "coexec.widen." + std::string(schedule);
+    fpm::parallelFor(makeLoop(name.c_str(), schedule), trips, kernel,
+                     [&](std::int64_t begin, std::int64_t end) {
+                       for (std::int64_t k = begin; k < end; ++k) {
+                         auto &value = v[static_cast<std::size_t>(k)];
+                         value = value * 3 + 1 + 4000000000;
+                       }
+                     });
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err, "");
+    for (std::size_t k = 0; k < v.size(); ++k)
+      ASSERT_EQ(v[k],
+                static_cast<std::int64_t>(k) * 1000000007 * 3 + 1 + 4000000000)
+          << "k = " << k;
+  }
+}
+
+TEST_F(CoexecFaultTest, RealFailuresOnTheDevice) {
+  // Failures no injection made: the kernel's arguments do not match its
+  // parameters. One argument too few fails the first enqueue (after its
+  // uploads); a scalar of the wrong size fails while setting arguments.
+  Increment state(4000);
+  const fpm_arg inout = state.arg();
+  const long wide = SlowSpin;
+  fpm_arg scalar{};
+  scalar.kind = FPM_ARG_SCALAR;
+  scalar.data = const_cast<long *>(&wide);
+  scalar.size = sizeof(long);
+  const fpm_arg tooWide[2] = {inout, scalar};
+  struct Case {
+    const char *name;
+    const fpm_arg *args;
+    int count;
+  };
+  for (const Case &c :
+       {Case{"too-few", &inout, 1}, Case{"too-wide", tooWide, 2}})
+    for (const char *schedule : {"gss", "equal", "pss"}) {
+      const std::string name =
+          std::string("coexec.real-failure.") + c.name + "." + schedule;
+      SCOPED_TRACE(name);
+      state.reset();
+      state.cpu.reset(1);
+      const fpm_loop loop = makeLoop(name.c_str(), schedule);
+      fpm_kernel kernel{};
+      kernel.source = SlowIncrementSource;
+      kernel.name = "increment";
+      kernel.args = c.args;
+      kernel.arg_count = c.count;
+      testing::internal::CaptureStderr();
+      const int status = fpm_parallel_for_kernel(&loop, 4000, Increment::body,
+                                                 &state, &kernel);
+      const std::string err = testing::internal::GetCapturedStderr();
+      ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+      EXPECT_EQ(state.problem(), "");
+      EXPECT_EQ(state.cpu.iterations, 4000);
+      EXPECT_EQ(linesWith(err, {"opencl0", "failed", "CL_INVALID"}), 1) << err;
+      EXPECT_EQ(linesWith(err, {"failed"}), 1) << err;
+    }
+}
+
+TEST_F(CoexecTest, ConcurrentCallsShareTheDevice) {
+  // Two application threads, each with its own team, run loops on the
+  // same device at once.
+  std::atomic<int> wrong{0};
+  auto worker = [&](int id) {
+    omp_set_num_threads(2);
+    for (const char *schedule : {"gss", "equal", "fss", "css(3)"}) {
+      Combo state(2003);
+      if (runCombo("coexec.concurrent." + std::to_string(id) + "." + schedule,
+                   schedule, state) != FPM_OK ||
+          !state.problem().empty())
+        ++wrong;
+    }
+  };
+  std::thread first(worker, 0), second(worker, 1);
+  first.join();
+  second.join();
+  EXPECT_EQ(wrong, 0);
+}
+
+TEST_F(CoexecTest, CalledFromInsideAParallelRegion) {
+  // Inside a region that cannot nest, each call has a team of one: the
+  // device's host thread. Two such calls share the device.
+  std::atomic<int> wrong{0};
+  const int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(1);
+#pragma omp parallel num_threads(2)
+  {
+    Increment state(3001);
+    const std::string name =
+        "coexec.nested." + std::to_string(omp_get_thread_num());
+    if (runIncrement(name, "gss", state) != FPM_OK || !state.problem().empty())
+      ++wrong;
+  }
+  omp_set_max_active_levels(levels);
+  EXPECT_EQ(wrong, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Nothing outlives the call
+//===----------------------------------------------------------------------===//
+
+/// Runs small loops with a shared (stride 0) input until the device took no
+/// chunk in some of them (the CPU threads ran everything first), and after
+/// each such call makes the input unreadable and drains the device's
+/// upload queue: a transfer from the caller's array still pending then
+/// crashes the process. Exits 0 when none was pending, 3 when the case
+/// never came up.
+[[noreturn]] void drainAfterIdleDeviceCalls() {
+  const char *const source = R"(
+__kernel void add_shared(__global int *x, __global const int *s) {
+  size_t k = get_global_id(0);
+  x[k] = x[k] * 2 + s[0];
+}
+)";
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::int64_t trips = 64;
+  int idle = 0;
+  for (int attempt = 0; attempt < 300 && idle < 10; ++attempt) {
+    void *memory = ::mmap(nullptr, page, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED)
+      std::_Exit(4);
+    auto *shared = static_cast<int *>(memory);
+    for (int i = 0; i < 16; ++i)
+      shared[i] = 1;
+    std::vector<int> x(static_cast<std::size_t>(trips));
+    const auto kernel = fpm::Kernel::fromSource(source, "add_shared")
+                            .inout(x.data(), trips, fpm::perIteration(1, 1))
+                            .in(shared, 16);
+    const std::string name = "coexec.idle-device." + std::to_string(attempt);
+    std::int64_t cpu = 0;
+    std::mutex mutex;
+    fpm::parallelFor(makeLoop(name.c_str(), "equal"), trips, kernel,
+                     [&](std::int64_t begin, std::int64_t end) {
+                       const std::lock_guard<std::mutex> lock(mutex);
+                       cpu += end - begin;
+                       for (std::int64_t k = begin; k < end; ++k)
+                         x[static_cast<std::size_t>(k)] =
+                             x[static_cast<std::size_t>(k)] * 2 + shared[0];
+                     });
+    if (cpu != trips)
+      continue; // the device ran chunks: they waited for the upload
+    ++idle;
+    // The call has returned: the array is the caller's again.
+    ::mprotect(memory, page, PROT_NONE);
+    clFinish(fpm::opencl::openDevice(0, 1).uploadQueue());
+  }
+  std::_Exit(idle > 0 ? 0 : 3);
+}
+
+TEST_F(CoexecDeathTest, NoTransferOutlivesTheCall) {
+  // A device enqueues the upload of shared sections when it starts; when it
+  // then gets no chunk (the CPU threads took all), the upload must still be
+  // waited for before the call returns, or it reads the caller's array
+  // later (a use after free once the caller frees it).
+  const std::string style = GTEST_FLAG_GET(death_test_style);
+  GTEST_FLAG_SET(death_test_style, "threadsafe"); // a fresh process
+  ScopedEnv units("FPM_OPENCL_CPU_UNITS", "1");
+  ScopedThreads team(3);
+  EXPECT_EXIT(drainAfterIdleDeviceCalls(), testing::ExitedWithCode(0), "");
+  GTEST_FLAG_SET(death_test_style, style);
+}
+
+//===----------------------------------------------------------------------===//
+// Stopping
+//===----------------------------------------------------------------------===//
+
+TEST_F(CoexecTest, BodyThatStopsTheLoop) {
+  // The CPU body asks to stop on its third chunk while the device has
+  // chunks in flight: FPM_ERROR_STOPPED, no iteration twice, no hang.
+  struct Stopper {
+    Increment increment{8000};
+    std::atomic<int> calls{0};
+    static int body(std::int64_t begin, std::int64_t end, void *context) {
+      auto &self = *static_cast<Stopper *>(context);
+      Increment::body(begin, end, &self.increment);
+      return self.calls.fetch_add(1) == 2 ? 1 : 0;
+    }
+  };
+  int stopped = 0;
+  for (const char *schedule : {"pss", "gss", "equal", "css(3)", "fss"}) {
+    SCOPED_TRACE(schedule);
+    Stopper state;
+    const std::string name = "coexec.stop." + std::string(schedule);
+    const fpm_loop loop = makeLoop(name.c_str(), schedule);
+    fpm_arg args[2] = {state.increment.arg(), {}};
+    args[1].kind = FPM_ARG_SCALAR;
+    args[1].data = const_cast<int *>(&SlowSpin);
+    args[1].size = sizeof(int);
+    fpm_kernel kernel{};
+    kernel.source = SlowIncrementSource;
+    kernel.name = "increment";
+    kernel.args = args;
+    kernel.arg_count = 2;
+    const int status =
+        fpm_parallel_for_kernel(&loop, 8000, Stopper::body, &state, &kernel);
+    // The body has no third chunk when the device ran all the rest.
+    if (state.calls >= 3) {
+      ++stopped;
+      EXPECT_EQ(status, FPM_ERROR_STOPPED);
+      EXPECT_NE(std::string(fpm_last_error()), "");
+    } else {
+      EXPECT_EQ(status, FPM_OK);
+      EXPECT_EQ(state.increment.problem(), "");
+    }
+    for (std::size_t k = 0; k < state.increment.x.size(); ++k) {
+      const int value = state.increment.x[k];
+      ASSERT_TRUE(value == static_cast<int>(k) ||
+                  value == 2 * static_cast<int>(k) + 1)
+          << "x[" << k << "] = " << value;
+    }
+  }
+  EXPECT_GT(stopped, 0);
+}
+
+TEST_F(CoexecTest, BodyThatThrows) {
+  const std::int64_t trips = 8000;
+  int thrown = 0;
+  for (const char *schedule : {"pss", "gss", "equal", "tss"}) {
+    SCOPED_TRACE(schedule);
+    std::vector<int> x(static_cast<std::size_t>(trips));
+    for (std::size_t k = 0; k < x.size(); ++k)
+      x[k] = static_cast<int>(k);
+    const auto kernel =
+        fpm::Kernel::fromSource(SlowIncrementSource, "increment")
+            .inout(x.data(), trips, fpm::perIteration(1, 1))
+            .scalar(SlowSpin);
+    const std::string name = "coexec.throw." + std::string(schedule);
+    const fpm_loop loop = makeLoop(name.c_str(), schedule);
+    std::atomic<int> calls{0};
+    try {
+      fpm::parallelFor(loop, trips, kernel,
+                       [&](std::int64_t begin, std::int64_t end) {
+                         if (calls.fetch_add(1) == 0)
+                           throw std::runtime_error("body failed at " +
+                                                    std::to_string(begin));
+                         for (std::int64_t k = begin; k < end; ++k)
+                           x[static_cast<std::size_t>(k)] =
+                               x[static_cast<std::size_t>(k)] * 2 + 1;
+                       });
+      // Only when the device ran everything.
+      EXPECT_EQ(calls, 0);
+    } catch (const std::runtime_error &error) {
+      ++thrown;
+      EXPECT_GT(calls, 0);
+      EXPECT_EQ(std::string(error.what()).rfind("body failed at ", 0), 0u)
+          << error.what();
+    }
+    for (std::size_t k = 0; k < x.size(); ++k)
+      ASSERT_TRUE(x[k] == static_cast<int>(k) ||
+                  x[k] == 2 * static_cast<int>(k) + 1)
+          << "x[" << k << "] = " << x[k];
+  }
+  EXPECT_GT(thrown, 0);
+}
+
+} // namespace
