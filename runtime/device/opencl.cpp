@@ -463,7 +463,19 @@ struct Device::Program {
   std::string source;
   std::string options;
   ProgramRef program;
+  /// Kernels given back by recycle(), by name, for the next caller.
+  std::map<std::string, std::vector<KernelRef>, std::less<>> idle;
 };
+
+Device::Program *Device::findProgram(std::string_view source,
+                                     std::string_view options,
+                                     std::uint64_t hash) {
+  for (const auto &program : programs_)
+    if (program->hash == hash && program->source == source &&
+        program->options == options)
+      return program.get();
+  return nullptr;
+}
 
 Device::Device(const DeviceInfo &info, unsigned computeUnits)
     : info_(info), computeUnits_(info.computeUnits) {
@@ -549,13 +561,7 @@ KernelRef Device::kernel(std::string_view source, std::string_view options,
   memoryKey.add(source);
   memoryKey.add(options);
   std::uint64_t hash = memoryKey.word();
-  const Program *found = nullptr;
-  for (const auto &program : programs_)
-    if (program->hash == hash && program->source == source &&
-        program->options == options) {
-      found = program.get();
-      break;
-    }
+  Program *found = findProgram(source, options, hash);
 
   if (found) {
     ++counts_.fromMemory;
@@ -623,6 +629,12 @@ KernelRef Device::kernel(std::string_view source, std::string_view options,
     found = programs_.back().get();
   }
 
+  if (auto idle = found->idle.find(kernelName);
+      idle != found->idle.end() && !idle->second.empty()) {
+    KernelRef kernel = std::move(idle->second.back());
+    idle->second.pop_back();
+    return kernel;
+  }
   std::string name(kernelName);
   cl_int status = CL_SUCCESS;
   KernelRef kernel(clCreateKernel(found->program.get(), name.c_str(), &status));
@@ -631,6 +643,24 @@ KernelRef Device::kernel(std::string_view source, std::string_view options,
                     errorName(status),
                 status);
   return kernel;
+}
+
+void Device::recycle(std::string_view source, std::string_view options,
+                     std::string_view kernelName, KernelRef kernel) {
+  if (!kernel)
+    return;
+  KeyHash memoryKey;
+  memoryKey.add(source);
+  memoryKey.add(options);
+  std::lock_guard lock(mutex_);
+  if (Program *program = findProgram(source, options, memoryKey.word())) {
+    auto idle = program->idle.find(kernelName);
+    if (idle == program->idle.end())
+      idle = program->idle
+                 .emplace(std::string(kernelName), std::vector<KernelRef>())
+                 .first;
+    idle->second.push_back(std::move(kernel));
+  }
 }
 
 BuildCounts Device::buildCounts() const {

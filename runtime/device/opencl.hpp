@@ -149,11 +149,16 @@ public:
   /// the program comes from this process's memory, else from the disk
   /// cache, else it is built from source (and then its binary is written
   /// to the cache, atomically; a cache that cannot be written is not an
-  /// error). Each call returns a new cl_kernel (a kernel's arguments are
-  /// per object, so each host thread needs its own). Throws Error with the
+  /// error). Each call returns a cl_kernel no one else holds (a kernel's
+  /// arguments are per object, so each host thread needs its own): one
+  /// given back by recycle(), or a new one. Throws Error with the
   /// build log when the program does not build, or the kernel is missing.
   KernelRef kernel(std::string_view source, std::string_view options,
                    std::string_view kernelName);
+  /// Gives a kernel from kernel() back for the next call to reuse (its
+  /// arguments are then stale: the next user sets them all).
+  void recycle(std::string_view source, std::string_view options,
+               std::string_view kernelName, KernelRef kernel);
 
   BuildCounts buildCounts() const;
 
@@ -164,6 +169,8 @@ public:
 
 private:
   struct Program;
+  Program *findProgram(std::string_view source, std::string_view options,
+                       std::uint64_t hash);
   DeviceInfo info_;
   unsigned computeUnits_ = 0;
   DeviceRef subDevice_; ///< null unless narrowed to a sub-device

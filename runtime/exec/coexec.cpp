@@ -443,8 +443,31 @@ private:
     try {
       if (faultAt(id, 0, false))
         injected(id, 0, false);
-      opencl::KernelRef kernel =
-          device.kernel(kernel_.source, kernel_.options, kernel_.name);
+      // Given back for the next call whatever happens below.
+      struct Lease {
+        opencl::Device &device;
+        const KernelSpec &spec;
+        opencl::KernelRef kernel;
+        ~Lease() {
+          device.recycle(spec.source, spec.options, spec.name,
+                         std::move(kernel));
+        }
+      } lease{device, kernel_,
+              device.kernel(kernel_.source, kernel_.options, kernel_.name)};
+      const opencl::KernelRef &kernel = lease.kernel;
+      // A reused kernel keeps its last arguments: one the loop leaves out
+      // would silently run with a stale buffer.
+      cl_uint parameters = 0;
+      opencl::check(clGetKernelInfo(kernel.get(), CL_KERNEL_NUM_ARGS,
+                                    sizeof parameters, &parameters, nullptr),
+                    "clGetKernelInfo");
+      if (parameters != kernel_.args.size())
+        throw opencl::Error("kernel '" + kernel_.name + "' takes " +
+                                std::to_string(parameters) +
+                                " arguments, the loop gives " +
+                                std::to_string(kernel_.args.size()) + ": " +
+                                opencl::errorName(CL_INVALID_KERNEL_ARGS),
+                            CL_INVALID_KERNEL_ARGS);
       // Whole arrays on the device, indexed as on the host.
       std::vector<opencl::MemRef> buffers(kernel_.args.size());
       std::vector<opencl::EventRef> sharedUploads;

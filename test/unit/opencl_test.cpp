@@ -337,6 +337,25 @@ TEST(OpenClDevice, SecondBuildComesFromMemory) {
   EXPECT_EQ(device.buildCounts().fromSource, 2);
 }
 
+TEST(OpenClDevice, RecycledKernelsAreReused) {
+  REQUIRE_DEVICE(info);
+  TempDir cache;
+  ScopedEnv env("FPM_CACHE_DIR", cache.path().string());
+  Device device(*info, 0);
+  KernelRef first = device.kernel(VectorAdd, "", "add");
+  KernelRef held = device.kernel(VectorAdd, "", "add");
+  const cl_kernel handle = first.get();
+  device.recycle(VectorAdd, "", "add", std::move(first));
+  // Another name, or other options, do not get it.
+  EXPECT_NE(device.kernel(VectorAdd, "", "twice").get(), handle);
+  EXPECT_NE(device.kernel(VectorAdd, "-DUNUSED=1", "add").get(), handle);
+  // The next caller of the same kernel does, once.
+  KernelRef again = device.kernel(VectorAdd, "", "add");
+  EXPECT_EQ(again.get(), handle);
+  EXPECT_NE(device.kernel(VectorAdd, "", "add").get(), handle);
+  EXPECT_NE(held.get(), handle);
+}
+
 TEST(OpenClDevice, ConcurrentRequestsBuildOnce) {
   REQUIRE_DEVICE(info);
   TempDir cache;
