@@ -418,7 +418,7 @@ TEST(TraceAtExit, ChildWritesTraceAndReportAtExit) {
     FAIL() << "the child did not exit: a deadlock at exit";
   }
   ASSERT_TRUE(WIFEXITED(status)) << status;
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << readAll(err);
 
   ASSERT_TRUE(std::filesystem::exists(file));
   Json json = Json::parse(readAll(file));
