@@ -39,3 +39,12 @@ for schedule in equal gss fss "tss, 50"; do
   echo "-- FPM_SCHEDULE=\"$schedule\""
   FPM_VERBOSE=1 FPM_SCHEDULE="$schedule" build/bin/fpm-example-mandelbrot 1200 900 2>&1
 done
+
+echo
+echo "== One loop on the CPU team and an OpenCL device at once: examples/coexec/coexec.cpp"
+echo "   (matrix multiply rows: a CPU body and matmul_rows.cl, through the runtime's C++ API;"
+echo "   the first call guesses, later ones split by the speeds the loop measured)"
+FPM_VERBOSE=1 FPM_TRACE=build/coexec-trace.json build/bin/fpm-example-coexec 1024 5 2>&1
+echo "   (a Chrome trace of every chunk and transfer: build/coexec-trace.json; open it in https://ui.perfetto.dev)"
+echo "-- the same loop, the device failing at its second chunk (FPM_INJECT_FAULT=opencl0:2)"
+FPM_INJECT_FAULT=opencl0:2 build/bin/fpm-example-coexec 512 2 2>&1

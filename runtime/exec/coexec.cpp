@@ -1072,11 +1072,16 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
              << devices[p].device->computeUnits() << " compute unit"
              << (devices[p].device->computeUnits() == 1 ? "" : "s") << ")";
     }
-    line << "; speeds " << (measured ? "measured" : "guessed") << ":";
+    // Iterations per second, from earlier calls; "?" until then.
+    line << "; speeds:";
     for (std::size_t p = 0; p < pes.size(); ++p)
-      if (pes[p].workers > 0)
-        line << " " << ids[p] << " " << static_cast<long long>(pes[p].speed)
-             << "/s";
+      if (pes[p].workers > 0) {
+        line << " " << ids[p] << " ";
+        if (pes[p].guessed)
+          line << "?";
+        else
+          line << static_cast<long long>(pes[p].speed) << "/s";
+      }
     if (isStatic || schedule.alpha) {
       line << "; " << (isStatic ? "split" : "stage 1") << ":";
       for (std::size_t p = 0; p < pes.size(); ++p)
@@ -1086,10 +1091,12 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
     line << "\n";
     const std::string text = line.str();
     const std::lock_guard<std::mutex> lock(recordsMutex);
-    // Once per loop and shape, not per call: speeds drift a little.
+    // Once per loop, shape and kind of split, not per call: speeds drift
+    // a little, but auto's switch to a static split is worth a line.
     if (recordFor(key)
             .described
-            .insert(schedule.text + "|" + std::to_string(call.tripCount))
+            .insert(schedule.text + "|" + std::to_string(call.tripCount) +
+                    (isStatic ? "|static" : "|dynamic"))
             .second)
       std::fputs(text.c_str(), stderr);
   }
