@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "support/scoped.hpp"
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -43,70 +44,13 @@
 
 namespace {
 
+using fpm::test::ScopedEnv;
+using fpm::test::ScopedThreads;
+using fpm::test::TempDir;
+
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-/// Sets (or, with nullopt, unsets) an environment variable for its scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, std::optional<std::string> value) : name_(name) {
-    if (const char *old = std::getenv(name))
-      old_ = old;
-    if (value)
-      ::setenv(name, value->c_str(), 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv &) = delete;
-  ScopedEnv &operator=(const ScopedEnv &) = delete;
-
-private:
-  const char *name_;
-  std::optional<std::string> old_;
-};
-
-/// Sets the OpenMP team size for one scope.
-class ScopedThreads {
-public:
-  explicit ScopedThreads(int threads) : old_(omp_get_max_threads()) {
-    omp_set_num_threads(threads);
-  }
-  ScopedThreads(const ScopedThreads &) = delete;
-  ScopedThreads &operator=(const ScopedThreads &) = delete;
-  ~ScopedThreads() { omp_set_num_threads(old_); }
-
-private:
-  int old_;
-};
-
-/// A temporary directory, removed with its contents.
-class TempDir {
-public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "fpm-coexec-XXXXXX").string();
-    if (::mkdtemp(pattern.data()))
-      path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty())
-      std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  const std::filesystem::path &path() const { return path_; }
-
-private:
-  std::filesystem::path path_;
-};
 
 /// The binary cache of this test program: private, not the user's.
 const std::string &cacheDirectory() {

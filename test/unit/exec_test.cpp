@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include "support/scoped.hpp"
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -29,6 +30,9 @@
 #include <vector>
 
 namespace {
+
+using fpm::test::ScopedEnv;
+using fpm::test::ScopedThreads;
 
 const char *const AllSchedules[] = {"",
                                     "auto",
@@ -56,42 +60,6 @@ const char *const AllSchedules[] = {"",
 
 const int ThreadCounts[] = {1, 2, 3, 8};
 const std::int64_t TripCounts[] = {0, 1, 2, 7, 97, 1000, 100003};
-
-/// Sets an environment variable for one scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name))
-      old_ = old;
-    setenv(name, value, 1);
-  }
-  ScopedEnv(const ScopedEnv &) = delete;
-  ScopedEnv &operator=(const ScopedEnv &) = delete;
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
-private:
-  const char *name_;
-  std::optional<std::string> old_;
-};
-
-/// Sets the OpenMP team size for one scope.
-class ScopedThreads {
-public:
-  explicit ScopedThreads(int threads) : old_(omp_get_max_threads()) {
-    omp_set_num_threads(threads);
-  }
-  ScopedThreads(const ScopedThreads &) = delete;
-  ScopedThreads &operator=(const ScopedThreads &) = delete;
-  ~ScopedThreads() { omp_set_num_threads(old_); }
-
-private:
-  int old_;
-};
 
 /// Counts, per logical iteration, how often a body ran it.
 struct Coverage {

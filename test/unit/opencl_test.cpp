@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/scoped.hpp"
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -32,6 +33,9 @@
 
 namespace {
 
+using fpm::test::ScopedEnv;
+using fpm::test::TempDir;
+
 using namespace fpm::opencl;
 
 const char *const VectorAdd = R"(
@@ -42,45 +46,6 @@ __kernel void add(__global const int *a, __global const int *b,
 }
 __kernel void twice(__global int *x) { x[get_global_id(0)] *= 2; }
 )";
-
-class TempDir {
-public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "fpm-test-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path &path() const { return path_; }
-
-private:
-  std::filesystem::path path_;
-};
-
-/// Sets (or, with nullopt, unsets) an environment variable for its scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, std::optional<std::string> value) : name_(name) {
-    if (const char *old = std::getenv(name))
-      old_ = old;
-    if (value)
-      ::setenv(name, value->c_str(), 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv &) = delete;
-  ScopedEnv &operator=(const ScopedEnv &) = delete;
-
-private:
-  const char *name_;
-  std::optional<std::string> old_;
-};
 
 /// The first device, or null (and the test is skipped) when there is none.
 const DeviceInfo *firstDevice() {

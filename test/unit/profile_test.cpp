@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/scoped.hpp"
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -11,6 +12,8 @@
 using namespace fpm;
 
 namespace {
+
+using fpm::test::TempDir;
 
 const char *ValidProfile = R"({
   "format": "fpm-profile/1", "kernel": "matmul.rows", "device": "cpu",
@@ -31,20 +34,6 @@ std::string errorOf(const std::string &json) {
   }
   return "";
 }
-
-class TempDir {
-public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "fpm-test-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path &path() const { return path_; }
-
-private:
-  std::filesystem::path path_;
-};
 
 } // namespace
 

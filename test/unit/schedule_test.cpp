@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/schedules.hpp"
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -14,15 +15,7 @@ using namespace fpm;
 
 namespace {
 
-ScheduleSpec makeSpec(Scheme scheme, std::int64_t iterations, int workers,
-                      std::int64_t chunk = 1) {
-  ScheduleSpec spec;
-  spec.scheme = scheme;
-  spec.iterations = iterations;
-  spec.workers = workers;
-  spec.chunk = chunk;
-  return spec;
-}
+using fpm::test::makeSpec;
 
 /// Seed 001, Example 3.1: five slaves of 200, 200, 233, 533 and 1500 MHz,
 /// weighted by CPU clock, I = 2048.

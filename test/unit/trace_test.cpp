@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/scoped.hpp"
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -31,22 +32,7 @@ using Json = nlohmann::json;
 
 namespace {
 
-class TempDir {
-public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "fpm-trace-test-XXXXXX")
-            .string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  const std::filesystem::path &path() const { return path_; }
-
-private:
-  std::filesystem::path path_;
-};
+using fpm::test::TempDir;
 
 std::string readAll(const std::filesystem::path &path) {
   std::ifstream in(path, std::ios::binary);

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/schedules.hpp"
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -35,15 +36,7 @@ using namespace fpm;
 
 namespace {
 
-ScheduleSpec makeSpec(Scheme scheme, std::int64_t iterations, int workers,
-                      std::int64_t chunk = 1) {
-  ScheduleSpec spec;
-  spec.scheme = scheme;
-  spec.iterations = iterations;
-  spec.workers = workers;
-  spec.chunk = chunk;
-  return spec;
-}
+using fpm::test::makeSpec;
 
 std::string describe(Scheme scheme, std::int64_t iterations, int workers,
                      std::int64_t chunk = 1, std::int64_t begin = 0) {
