@@ -663,6 +663,41 @@ void Device::recycle(std::string_view source, std::string_view options,
   }
 }
 
+MemRef Device::acquireBuffer(cl_mem_flags flags, std::size_t bytes) {
+  {
+    std::lock_guard lock(mutex_);
+    // The most recently used first: likelier still resident.
+    for (auto idle = idleBuffers_.rbegin(); idle != idleBuffers_.rend(); ++idle)
+      if (idle->flags == flags && idle->bytes == bytes) {
+        MemRef buffer = std::move(idle->buffer);
+        idleBytes_ -= bytes;
+        idleBuffers_.erase(std::next(idle).base());
+        return buffer;
+      }
+  }
+  cl_int status = CL_SUCCESS;
+  MemRef buffer(clCreateBuffer(context_.get(), flags, bytes, nullptr, &status));
+  check(status, "clCreateBuffer of " + std::to_string(bytes) + " bytes on " +
+                    describe(info_));
+  return buffer;
+}
+
+void Device::releaseBuffer(cl_mem_flags flags, std::size_t bytes,
+                           MemRef buffer) {
+  if (!buffer)
+    return;
+  std::vector<MemRef> released; // outside the lock
+  std::lock_guard lock(mutex_);
+  idleBuffers_.push_back({flags, bytes, std::move(buffer)});
+  idleBytes_ += bytes;
+  const std::uint64_t limit = info_.globalMemory / 4;
+  while (idleBytes_ > limit && !idleBuffers_.empty()) {
+    idleBytes_ -= idleBuffers_.front().bytes;
+    released.push_back(std::move(idleBuffers_.front().buffer));
+    idleBuffers_.erase(idleBuffers_.begin());
+  }
+}
+
 BuildCounts Device::buildCounts() const {
   std::lock_guard lock(mutex_);
   return counts_;

@@ -162,6 +162,15 @@ public:
 
   BuildCounts buildCounts() const;
 
+  /// A buffer of `bytes` with `flags`: an idle one of that size and flags
+  /// from an earlier call, or a new one. Creating (and, on a CPU device,
+  /// first touching) a large buffer on every call of a loop costs more
+  /// than its kernels. Throws Error.
+  MemRef acquireBuffer(cl_mem_flags flags, std::size_t bytes);
+  /// Gives `buffer` back once no command uses it any more. Idle buffers
+  /// beyond a quarter of the device's memory are released, oldest first.
+  void releaseBuffer(cl_mem_flags flags, std::size_t bytes, MemRef buffer);
+
   /// Host steady_clock time, in nanoseconds since its epoch, of a device
   /// timestamp (CL_PROFILING_COMMAND_*), from an offset measured when the
   /// device was opened.
@@ -180,6 +189,13 @@ private:
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Program>> programs_;
   BuildCounts counts_;
+  struct IdleBuffer {
+    cl_mem_flags flags;
+    std::size_t bytes;
+    MemRef buffer;
+  };
+  std::vector<IdleBuffer> idleBuffers_; // oldest first
+  std::size_t idleBytes_ = 0;
 };
 
 /// The process's opened Device for devices()[index] with `computeUnits`

@@ -295,6 +295,18 @@ void unstage(const KernelArg &arg, Range range, const std::byte *staging) {
                 staging, row);
 }
 
+/// How an array argument's device buffer is created.
+cl_mem_flags flags(const KernelArg &arg) {
+  return arg.kind == KernelArg::Kind::In    ? CL_MEM_READ_ONLY
+         : arg.kind == KernelArg::Kind::Out ? CL_MEM_WRITE_ONLY
+                                            : CL_MEM_READ_WRITE;
+}
+
+/// The bytes of an array argument's whole array.
+std::size_t bytes(const KernelArg &arg) {
+  return static_cast<std::size_t>(arg.length) * arg.size;
+}
+
 //===----------------------------------------------------------------------===//
 // One call.
 //===----------------------------------------------------------------------===//
@@ -440,6 +452,20 @@ private:
     std::deque<Inflight> inflight;
     int chunks = 0;
     std::int64_t busyUntil = 0; // the last completed chunk's end
+    // Whole arrays on the device, indexed as on the host; given back to
+    // the device for the next call when this function returns, after
+    // every command that uses them has completed or been waited for.
+    struct Buffers {
+      opencl::Device &device;
+      const KernelSpec &spec;
+      std::vector<opencl::MemRef> buffers;
+      ~Buffers() {
+        for (std::size_t a = 0; a < buffers.size(); ++a)
+          device.releaseBuffer(flags(spec.args[a]), bytes(spec.args[a]),
+                               std::move(buffers[a]));
+      }
+    } owned{device, kernel_, std::vector<opencl::MemRef>(kernel_.args.size())};
+    std::vector<opencl::MemRef> &buffers = owned.buffers;
     try {
       if (faultAt(id, 0, false))
         injected(id, 0, false);
@@ -468,8 +494,6 @@ private:
                                 std::to_string(kernel_.args.size()) + ": " +
                                 opencl::errorName(CL_INVALID_KERNEL_ARGS),
                             CL_INVALID_KERNEL_ARGS);
-      // Whole arrays on the device, indexed as on the host.
-      std::vector<opencl::MemRef> buffers(kernel_.args.size());
       std::vector<opencl::EventRef> sharedUploads;
       std::uint64_t sharedBytes = 0;
       for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
@@ -485,15 +509,7 @@ private:
                         "clSetKernelArg");
           continue;
         }
-        const cl_mem_flags flags =
-            arg.kind == KernelArg::Kind::In    ? CL_MEM_READ_ONLY
-            : arg.kind == KernelArg::Kind::Out ? CL_MEM_WRITE_ONLY
-                                               : CL_MEM_READ_WRITE;
-        cl_int status = CL_SUCCESS;
-        buffers[a] = opencl::MemRef(clCreateBuffer(
-            device.context(), flags,
-            static_cast<std::size_t>(arg.length) * arg.size, nullptr, &status));
-        opencl::check(status, "clCreateBuffer");
+        buffers[a] = device.acquireBuffer(flags(arg), bytes(arg));
         opencl::check(
             clSetKernelArg(kernel.get(), index, sizeof(cl_mem), &buffers[a]),
             "clSetKernelArg");

@@ -321,6 +321,26 @@ TEST(OpenClDevice, RecycledKernelsAreReused) {
   EXPECT_NE(held.get(), handle);
 }
 
+TEST(OpenClDevice, BuffersAreReusedBySizeAndFlags) {
+  REQUIRE_DEVICE(info);
+  Device device(*info, 0);
+  MemRef first = device.acquireBuffer(CL_MEM_READ_ONLY, 4096);
+  ASSERT_TRUE(first);
+  const cl_mem handle = first.get();
+  device.releaseBuffer(CL_MEM_READ_ONLY, 4096, std::move(first));
+  // Other flags or another size get a buffer of their own.
+  EXPECT_NE(device.acquireBuffer(CL_MEM_READ_WRITE, 4096).get(), handle);
+  MemRef larger = device.acquireBuffer(CL_MEM_READ_ONLY, 8192);
+  EXPECT_NE(larger.get(), handle);
+  std::size_t size = 0;
+  clGetMemObjectInfo(larger.get(), CL_MEM_SIZE, sizeof size, &size, nullptr);
+  EXPECT_EQ(size, 8192u);
+  // The same request reuses it, once.
+  MemRef again = device.acquireBuffer(CL_MEM_READ_ONLY, 4096);
+  EXPECT_EQ(again.get(), handle);
+  EXPECT_NE(device.acquireBuffer(CL_MEM_READ_ONLY, 4096).get(), handle);
+}
+
 TEST(OpenClDevice, ConcurrentRequestsBuildOnce) {
   REQUIRE_DEVICE(info);
   TempDir cache;
