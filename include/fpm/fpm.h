@@ -145,7 +145,9 @@ typedef struct fpm_kernel {
  * Chrome trace of every chunk and transfer at exit; FPM_CACHE_DIR is where
  * compiled kernels are kept (default $XDG_CACHE_HOME/fpm, or ~/.cache/fpm);
  * FPM_OPENCL_CPU_UNITS caps the compute units a CPU OpenCL device uses
- * (default: the cores the CPU team leaves free); FPM_INJECT_FAULT=pe:k makes
+ * (default: the cores the CPU team leaves free); FPM_OPENCL_PIPELINE=1..4
+ * sets how many chunks a device keeps in flight (default 2, so that uploads
+ * overlap kernels; 1 on a CPU device); FPM_INJECT_FAULT=pe:k makes
  * PE `pe` (e.g. opencl0) fail at its k-th chunk (k = 0: its program build),
  * for testing.
  */

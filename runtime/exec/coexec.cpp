@@ -56,9 +56,6 @@ constexpr int UploadLane = 2000;
 constexpr int DownloadLane = 3000;
 constexpr int RescueLane = 4000;
 
-/// Chunks a device keeps enqueued: one running, the next one's upload.
-constexpr std::size_t PipelineDepth = 2;
-
 /// Chunks start at multiples of this many iterations (or of the grain, if
 /// larger), so that a device runs them as whole work-groups of this size.
 /// An implementation left to choose the work-group size picks a divisor
@@ -171,7 +168,26 @@ std::string loopLabel(const LoopCall &call) {
 struct DevicePe {
   std::size_t index = 0; ///< in opencl::devices()
   opencl::Device *device = nullptr;
+  std::size_t pipeline = 1; ///< chunks it keeps in flight
 };
+
+/// Chunks a device keeps in flight: FPM_OPENCL_PIPELINE, else 2 for a
+/// device with memory of its own (the next chunk's upload overlaps this
+/// one's kernel) and 1 for a CPU device: its copies run on the cores its
+/// kernels run on (PoCL with one compute unit runs them one after the
+/// other), so a second chunk gains nothing and only holds back work that
+/// others could take at the end (fpm-bench-coexec's stencil: fss went from
+/// 1.13 to 1.00 of the oracle).
+std::size_t pipelineDepth(const opencl::DeviceInfo &info) {
+  if (const char *text = std::getenv("FPM_OPENCL_PIPELINE"); text && *text) {
+    const std::string_view value(text);
+    if (value != "1" && value != "2" && value != "3" && value != "4")
+      throw std::invalid_argument(std::string("FPM_OPENCL_PIPELINE \"") + text +
+                                  "\": expected 1 to 4 chunks");
+    return static_cast<std::size_t>(value[0] - '0');
+  }
+  return info.isCpu ? 1 : 2;
+}
 
 /// The compute units a CPU OpenCL device may use: FPM_OPENCL_CPU_UNITS, or
 /// the cores the CPU team leaves free (seed 004, 4.1: it must not take the
@@ -537,7 +553,7 @@ private:
         groupSize *= 2;
 
       while (true) {
-        while (inflight.size() < PipelineDepth && !stopped()) {
+        while (inflight.size() < devices_[d].pipeline && !stopped()) {
           const std::optional<Grant> grant = pool_.next(d);
           if (!grant)
             break;
@@ -933,9 +949,10 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
 
   std::vector<DevicePe> devices;
   for (std::size_t i : chosen) {
+    const std::size_t pipeline = pipelineDepth(found[i]); // may throw
     try {
       devices.push_back(
-          {i, &opencl::openDevice(i, found[i].isCpu ? units : 0)});
+          {i, &opencl::openDevice(i, found[i].isCpu ? units : 0), pipeline});
     } catch (const std::exception &error) {
       const std::lock_guard<std::mutex> lock(recordsMutex);
       if (recordFor(key).failed.insert(found[i].id).second)

@@ -601,6 +601,26 @@ TEST_F(CoexecTest, VerboseDescribesTheSplitOnce) {
   EXPECT_EQ(linesWith(err, {"coexec.verbose-loop"}), 0) << err;
 }
 
+TEST_F(CoexecTest, PipelineDepthFromTheEnvironment) {
+  for (const char *pipeline : {"1", "2", "4"}) {
+    ScopedEnv env("FPM_OPENCL_PIPELINE", pipeline);
+    Increment state(3000);
+    ASSERT_EQ(runIncrement(std::string("coexec.pipeline.") + pipeline, "css(3)",
+                           state),
+              FPM_OK)
+        << fpm_last_error();
+    EXPECT_EQ(state.problem(), "");
+  }
+  ScopedEnv env("FPM_OPENCL_PIPELINE", "0");
+  Increment state(3000);
+  EXPECT_EQ(runIncrement("coexec.pipeline-bad", "gss", state),
+            FPM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fpm_last_error()).find("FPM_OPENCL_PIPELINE"),
+            std::string::npos)
+      << fpm_last_error();
+  EXPECT_EQ(state.cpu.calls, 0);
+}
+
 TEST_F(CoexecTest, CpuUnitsFromTheEnvironment) {
   {
     ScopedEnv env("FPM_OPENCL_CPU_UNITS", "1");
@@ -626,35 +646,39 @@ TEST_F(CoexecTest, CpuUnitsFromTheEnvironment) {
 TEST_F(CoexecFaultTest, InjectedFaultsLoseAndRepeatNothing) {
   const std::int64_t trips = 4000;
   Increment state(trips);
-  for (const char *fault : Faults) {
-    ScopedEnv env("FPM_INJECT_FAULT", fault);
-    for (const char *schedule : EverySchedule) {
-      const std::string name =
-          std::string("coexec.fault.") + fault + "." + schedule;
-      SCOPED_TRACE(name);
-      state.reset();
-      state.cpu.reset(1);
-      testing::internal::CaptureStderr();
-      int status = runIncrement(name, schedule, state);
-      std::string err = testing::internal::GetCapturedStderr();
-      ASSERT_EQ(status, FPM_OK) << fpm_last_error();
-      EXPECT_EQ(state.problem(), "");
-      EXPECT_EQ(linesWith(err, {"opencl0", "failed", "injected fault"}), 1)
-          << err;
-      EXPECT_EQ(linesWith(err, {"failed"}), 1) << err;
+  // PoCL keeps one chunk in flight by default; a GPU keeps two, and then a
+  // fault finds another chunk enqueued behind the failing one.
+  for (const char *pipeline : {"1", "2"})
+    for (const char *fault : Faults) {
+      ScopedEnv depth("FPM_OPENCL_PIPELINE", pipeline);
+      ScopedEnv env("FPM_INJECT_FAULT", fault);
+      for (const char *schedule : EverySchedule) {
+        const std::string name = std::string("coexec.fault.") + pipeline + "." +
+                                 fault + "." + schedule;
+        SCOPED_TRACE(name);
+        state.reset();
+        state.cpu.reset(1);
+        testing::internal::CaptureStderr();
+        int status = runIncrement(name, schedule, state);
+        std::string err = testing::internal::GetCapturedStderr();
+        ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+        EXPECT_EQ(state.problem(), "");
+        EXPECT_EQ(linesWith(err, {"opencl0", "failed", "injected fault"}), 1)
+            << err;
+        EXPECT_EQ(linesWith(err, {"failed"}), 1) << err;
 
-      // The loop does not use opencl0 again: the fault would fire again.
-      state.reset();
-      state.cpu.reset(0);
-      testing::internal::CaptureStderr();
-      status = runIncrement(name, schedule, state);
-      err = testing::internal::GetCapturedStderr();
-      ASSERT_EQ(status, FPM_OK) << fpm_last_error();
-      EXPECT_EQ(state.problem(), "");
-      EXPECT_EQ(linesWith(err, {"failed"}), 0) << err;
-      EXPECT_EQ(state.cpu.iterations, trips);
+        // The loop does not use opencl0 again: the fault would fire again.
+        state.reset();
+        state.cpu.reset(0);
+        testing::internal::CaptureStderr();
+        status = runIncrement(name, schedule, state);
+        err = testing::internal::GetCapturedStderr();
+        ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+        EXPECT_EQ(state.problem(), "");
+        EXPECT_EQ(linesWith(err, {"failed"}), 0) << err;
+        EXPECT_EQ(state.cpu.iterations, trips);
+      }
     }
-  }
 }
 
 TEST_F(CoexecFaultTest, InjectedFaultsWithEverySection) {
@@ -663,6 +687,7 @@ TEST_F(CoexecFaultTest, InjectedFaultsWithEverySection) {
   ScopedThreads team(3);
   const std::int64_t trips = 3001;
   Combo state(trips);
+  ScopedEnv depth("FPM_OPENCL_PIPELINE", "2");
   for (const char *fault : Faults)
     for (const char *schedule : {"equal", "gss", "fss, 50", "css(3)", "auto"}) {
       ScopedEnv env("FPM_INJECT_FAULT", fault);
