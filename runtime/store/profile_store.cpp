@@ -1,0 +1,416 @@
+//===- store/profile_store.cpp - Profiles kept across runs ----------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "store/profile_store.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <sys/file.h>
+#include <system_error>
+#include <unistd.h>
+#include <utility>
+
+namespace fpm {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Holds a T that is never destroyed. The runtime merges its profiles at
+/// exit, possibly from a static destructor that runs after ours would
+/// have; process-wide state must therefore outlive every destructor.
+template <typename T> union Immortal {
+  Immortal() : value() {}
+  ~Immortal() {}
+  T value;
+};
+
+/// Tells whether `key` is reported for the first time in this process.
+bool firstReport(const std::string &key) {
+  struct Reported {
+    std::mutex mutex;
+    std::set<std::string> keys;
+  };
+  static Immortal<Reported> reported;
+  std::lock_guard lock(reported.value.mutex);
+  return reported.value.keys.insert(key).second;
+}
+
+/// Writes "fpm: MESSAGE" once per `key`, in one call so that the line of
+/// one thread is not interleaved with another's.
+void reportOnce(const std::string &key, const std::string &message) {
+  if (firstReport(key))
+    std::fprintf(stderr, "fpm: %s\n", message.c_str());
+}
+
+/// The mutex of one profile file, the same for every ProfileStore of the
+/// process. flock(2) alone excludes two threads that open the lock file
+/// separately, but on NFS Linux emulates flock with fcntl locks, which
+/// belong to the process and so do not exclude its threads.
+std::mutex &fileMutex(const fs::path &file) {
+  struct Mutexes {
+    std::mutex mutex;
+    std::map<std::string, std::mutex> byFile; // node-based: stable mutexes
+  };
+  static Immortal<Mutexes> mutexes;
+  std::lock_guard lock(mutexes.value.mutex);
+  return mutexes.value.byFile.try_emplace(file.string()).first->second;
+}
+
+/// An exclusive flock(2) on a lock file, held for the object's life. The
+/// kernel releases it when the descriptor closes, even if the process
+/// dies, so a lock file left behind locks nothing. The lock file itself is
+/// never removed: a process could hold the lock on the removed file while
+/// a third one locks a new file of the same name.
+class FileLock {
+public:
+  FileLock(const fs::path &lockFile, const fs::path &file) {
+    fd_ = ::open(lockFile.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // flock needs no write access; a lock file another user created in a
+    // shared folder may be read-only to us.
+    if (fd_ < 0 && errno == EACCES)
+      fd_ = ::open(lockFile.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0)
+      fail(lockFile, file, "cannot open", errno);
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR)
+        continue;
+      int error = errno;
+      ::close(fd_);
+      fail(lockFile, file, "cannot lock", error);
+    }
+  }
+  ~FileLock() { ::close(fd_); }
+  FileLock(const FileLock &) = delete;
+  FileLock &operator=(const FileLock &) = delete;
+
+private:
+  [[noreturn]] static void fail(const fs::path &lockFile, const fs::path &file,
+                                const char *what, int error) {
+    throw ProfileError(file.string() + ": " + what + " the lock file '" +
+                       lockFile.string() + "': " + std::strerror(error));
+  }
+  int fd_ = -1;
+};
+
+/// Every byte outside [A-Za-z0-9._-] as %XX.
+std::string percentEncode(std::string_view text) {
+  static constexpr char Hex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    bool plain = (byte >= 'A' && byte <= 'Z') || (byte >= 'a' && byte <= 'z') ||
+                 (byte >= '0' && byte <= '9') || byte == '.' || byte == '_' ||
+                 byte == '-';
+    if (plain) {
+      out += c;
+    } else {
+      out += '%';
+      out += Hex[byte >> 4];
+      out += Hex[byte & 0xF];
+    }
+  }
+  return out;
+}
+
+std::string hostName() {
+  std::array<char, 256> name{};
+  if (::gethostname(name.data(), name.size() - 1) != 0)
+    return {};
+  return name.data();
+}
+
+/// Now as ISO 8601 in UTC, "2026-11-21T10:00:00Z".
+std::string utcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  std::array<char, 32> text{};
+  std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text.data();
+}
+
+const char *nonEmptyEnv(const char *name) {
+  const char *value = std::getenv(name);
+  return value && *value ? value : nullptr;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  std::size_t half = values.size() / 2;
+  return values.size() % 2 ? values[half]
+                           : (values[half - 1] + values[half]) / 2;
+}
+
+/// A sample summarised: count, mean, and the sum of squared deviations
+/// from the mean, from which pooled statistics follow exactly.
+struct Moments {
+  double count = 0;
+  double mean = 0;
+  double squares = 0;
+};
+
+Moments momentsOf(const ProfilePoint &point) {
+  Moments moments;
+  moments.count = static_cast<double>(point.reps.value_or(1));
+  moments.mean = point.time;
+  // ci = t * s / sqrt(n), so s = ci * sqrt(n) / t; squares = (n - 1) s^2.
+  if (point.ci && point.reps && *point.reps >= 2) {
+    double s =
+        *point.ci * std::sqrt(moments.count) / studentT975(*point.reps - 1);
+    moments.squares = (moments.count - 1) * s * s;
+  }
+  return moments;
+}
+
+Moments pool(const Moments &a, const Moments &b) {
+  Moments pooled;
+  pooled.count = a.count + b.count;
+  pooled.mean = (a.count * a.mean + b.count * b.mean) / pooled.count;
+  double gap = a.mean - b.mean;
+  pooled.squares =
+      a.squares + b.squares + gap * gap * a.count * b.count / pooled.count;
+  return pooled;
+}
+
+ProfilePoint pointOf(std::int64_t size, const Moments &moments) {
+  ProfilePoint point;
+  point.size = size;
+  point.time = moments.mean;
+  auto reps = static_cast<std::int64_t>(std::llround(moments.count));
+  point.reps = reps;
+  if (reps >= 2) {
+    double s = std::sqrt(moments.squares / (moments.count - 1));
+    point.ci = studentT975(reps - 1) * s / std::sqrt(moments.count);
+  }
+  return point;
+}
+
+/// What keeps a parsed file from being the profile of `loop` on `device`,
+/// or "" when nothing does.
+std::string mismatch(const Profile &profile, std::string_view loop,
+                     std::string_view device) {
+  if (profile.kernel != loop)
+    return "its kernel is '" + profile.kernel + "', not '" + std::string(loop) +
+           "'";
+  if (profile.device != device)
+    return "its device is '" + profile.device + "', not '" +
+           std::string(device) + "'";
+  return {};
+}
+
+/// Reads `file` as the profile of `loop` on `device`. Returns the problem
+/// as "FILE: problem" when it is not one, and leaves `profile` alone.
+std::string readAs(const fs::path &file, std::string_view loop,
+                   std::string_view device, std::optional<Profile> &profile) {
+  try {
+    Profile read = readProfile(file);
+    if (std::string problem = mismatch(read, loop, device); !problem.empty())
+      return file.string() + ": " + problem;
+    profile = std::move(read);
+    return {};
+  } catch (const ProfileError &error) {
+    return error.what(); // already "FILE: problem"
+  }
+}
+
+} // namespace
+
+fs::path profileDirectory() {
+  if (const char *dir = nonEmptyEnv("FPM_PROFILE_DIR"))
+    return dir;
+  std::string host = hostName();
+  // Percent-encoded like every file name here, so that a strange host name
+  // cannot reach outside the folder; "localhost" if the name is unknown.
+  fs::path perHost = fs::path("fpm") / "profiles" /
+                     (host.empty() ? "localhost" : percentEncode(host));
+  // The XDG spec says relative values are invalid and to be ignored.
+  if (const char *cache = nonEmptyEnv("XDG_CACHE_HOME");
+      cache && fs::path(cache).is_absolute())
+    return fs::path(cache) / perHost;
+  if (const char *home = nonEmptyEnv("HOME"))
+    return fs::path(home) / ".cache" / perHost;
+  return {};
+}
+
+fs::path profilePath(const fs::path &dir, std::string_view loop,
+                     std::string_view device) {
+  return dir / (percentEncode(loop) + "@" + percentEncode(device) + ".json");
+}
+
+double studentT975(std::int64_t df) {
+  static constexpr std::array<double, 30> Table = {
+      12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836,
+      2.446911851,  2.364624252, 2.306004135, 2.262157163, 2.228138852,
+      2.200985160,  2.178812830, 2.160368656, 2.144786688, 2.131449546,
+      2.119905299,  2.109815578, 2.100922040, 2.093024054, 2.085963447,
+      2.079613845,  2.073873068, 2.068657610, 2.063898562, 2.059538553,
+      2.055529439,  2.051830516, 2.048407142, 2.045229642, 2.042272456};
+  if (df < 1)
+    return 0;
+  if (df <= static_cast<std::int64_t>(Table.size()))
+    return Table[static_cast<std::size_t>(df - 1)];
+  // Cornish-Fisher: t = z + g1/n + g2/n^2 + g3/n^3 with z the normal
+  // quantile (Abramowitz and Stegun 26.7.5).
+  constexpr double Z = 1.959963984540054;
+  constexpr double Z3 = Z * Z * Z, Z5 = Z3 * Z * Z, Z7 = Z5 * Z * Z;
+  double n = static_cast<double>(df);
+  return Z + (Z3 + Z) / (4 * n) + (5 * Z5 + 16 * Z3 + 3 * Z) / (96 * n * n) +
+         (3 * Z7 + 19 * Z5 + 17 * Z3 - 15 * Z) / (384 * n * n * n);
+}
+
+Samples::Samples(std::int64_t grain, std::size_t capacity)
+    : grain_(std::max<std::int64_t>(grain, 1)),
+      capacity_(std::max<std::size_t>(capacity, 1)) {}
+
+void Samples::add(std::int64_t size, double seconds) {
+  if (size <= 0 || !std::isfinite(seconds) || seconds <= 0)
+    return;
+  // Nearest multiple, halves up, without the overflow of size + grain / 2.
+  std::int64_t units = size / grain_;
+  if (2 * (size % grain_) >= grain_)
+    ++units;
+  std::int64_t bucket = std::max<std::int64_t>(units, 1) * grain_;
+  double scaled =
+      seconds * static_cast<double>(bucket) / static_cast<double>(size);
+
+  Bucket &samples = buckets_[bucket];
+  if (samples.seconds.size() < capacity_) {
+    samples.seconds.push_back(scaled);
+  } else {
+    samples.seconds[samples.next] = scaled;
+    samples.next = (samples.next + 1) % capacity_;
+  }
+}
+
+std::vector<ProfilePoint> Samples::summarize() const {
+  std::vector<ProfilePoint> points;
+  for (const auto &[size, bucket] : buckets_) {
+    const std::vector<double> &all = bucket.seconds;
+    double middle = median(all);
+    std::vector<double> deviations;
+    for (double x : all)
+      deviations.push_back(std::abs(x - middle));
+    // 1.4826 * MAD estimates the standard deviation of normal noise while
+    // ignoring the outliers themselves. Only slow outliers are cut: a
+    // package cannot run faster than the machine, but can be held up.
+    double mad = median(std::move(deviations));
+    double limit = mad > 0 ? middle + 3 * 1.4826 * mad : 3 * middle;
+
+    Moments moments;
+    for (double x : all)
+      if (x <= limit) {
+        moments.count += 1;
+        moments.mean += x;
+      }
+    moments.mean /= moments.count; // the median is kept: count >= 1
+    for (double x : all)
+      if (x <= limit)
+        moments.squares += (x - moments.mean) * (x - moments.mean);
+    points.push_back(pointOf(size, moments));
+  }
+  return points;
+}
+
+Profile mergeProfiles(const Profile &stored,
+                      std::span<const ProfilePoint> fresh) {
+  std::map<std::int64_t, ProfilePoint> bySize;
+  for (const ProfilePoint &point : stored.points)
+    bySize.emplace(point.size, point);
+  for (const ProfilePoint &point : fresh) {
+    if (point.size <= 0 || !std::isfinite(point.time) || point.time <= 0)
+      throw std::invalid_argument(
+          "a profile point needs a positive size and a finite time > 0, "
+          "got size " +
+          std::to_string(point.size) + ", time " + std::to_string(point.time));
+    auto [it, inserted] = bySize.emplace(point.size, point);
+    if (!inserted)
+      it->second =
+          pointOf(point.size, pool(momentsOf(it->second), momentsOf(point)));
+  }
+  Profile merged = stored;
+  merged.points.clear();
+  for (auto &[size, point] : bySize)
+    merged.points.push_back(std::move(point));
+  return merged;
+}
+
+ProfileStore::ProfileStore(fs::path dir) : dir_(std::move(dir)) {}
+
+std::optional<Profile> ProfileStore::load(std::string_view loop,
+                                          std::string_view device) {
+  fs::path file = profilePath(dir_, loop, device);
+  std::error_code error;
+  if (!fs::exists(file, error))
+    return std::nullopt;
+  std::optional<Profile> profile;
+  if (std::string problem = readAs(file, loop, device, profile);
+      !problem.empty())
+    reportOnce(file.string(), problem + "; ignoring it");
+  return profile;
+}
+
+void ProfileStore::merge(std::string_view loop, std::string_view device,
+                         std::string_view deviceName,
+                         std::span<const ProfilePoint> fresh) {
+  if (fresh.empty())
+    return;
+  fs::path file = profilePath(dir_, loop, device);
+  std::error_code error;
+  fs::create_directories(dir_, error);
+  if (error)
+    throw ProfileError(file.string() + ": cannot create the folder '" +
+                       dir_.string() + "': " + error.message());
+
+  std::lock_guard inProcess(fileMutex(file));
+  FileLock lock(fs::path(file) += ".lock", file);
+
+  // Re-read under the lock: what another process merged since our last
+  // look must be in what we write.
+  std::optional<Profile> stored;
+  if (fs::exists(file, error)) {
+    if (std::string problem = readAs(file, loop, device, stored);
+        !problem.empty()) {
+      // New measurements are worth more than a file no run can use; the
+      // user may still want to see what was wrong with it.
+      fs::path kept = fs::path(file) += ".corrupt";
+      fs::rename(file, kept, error);
+      reportOnce(
+          file.string() + "#replaced",
+          problem + "; replacing it" +
+              (error ? std::string()
+                     : " (the old file is kept as " + kept.string() + ")"));
+    }
+  }
+
+  Profile base;
+  if (stored) {
+    base = std::move(*stored);
+  } else {
+    base.kernel = loop;
+    base.device = device;
+    base.created = utcNow();
+  }
+  Profile merged = mergeProfiles(base, fresh);
+  if (!deviceName.empty())
+    merged.deviceName = deviceName;
+  merged.host = hostName();
+  if (merged.created.empty())
+    merged.created = utcNow();
+  writeProfile(file, merged);
+}
+
+} // namespace fpm
