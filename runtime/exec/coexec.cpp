@@ -24,6 +24,7 @@
 #include "exec/schedule_string.hpp"
 #include "exec/work_pool.hpp"
 #include "partition/partition.hpp"
+#include "store/profile_store.hpp"
 #include "trace/trace.hpp"
 
 #include <omp.h>
@@ -35,14 +36,17 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace fpm {
@@ -131,6 +135,7 @@ struct PeRecord {
 
 struct LoopRecord {
   std::map<std::string, PeRecord, std::less<>> pes;
+  int calls = 0; ///< finished in this process
   std::set<std::string, std::less<>> failed;
   std::set<std::string, std::less<>> described; ///< verbose lines printed
 };
@@ -162,6 +167,110 @@ std::string loopLabel(const LoopCall &call) {
 }
 
 //===----------------------------------------------------------------------===//
+// Online profiling: what named loops' chunks took on each PE, merged into
+// the profile store (store/) at exit and at most every FlushSeconds.
+//===----------------------------------------------------------------------===//
+
+constexpr double FlushSeconds = 30;
+
+/// One chunk's size and time on a PE.
+using Sample = std::pair<std::int64_t, double>;
+
+class OnlineProfiles {
+public:
+  /// The process's, never destroyed (it flushes from an atexit handler,
+  /// after static destructors may have run).
+  static OnlineProfiles &instance() {
+    static OnlineProfiles *const profiles = [] {
+      auto *created = new OnlineProfiles; // deliberately never deleted
+      std::atexit([] { instance().flush(); });
+      return created;
+    }();
+    return *profiles;
+  }
+
+  /// The stored profile of `loop` on PE `device`, read once per process
+  /// (a bad file is reported once by the store and is nullopt).
+  std::optional<Profile> stored(const std::string &loop,
+                                const std::string &device) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto key = std::make_pair(loop, device);
+    if (auto it = loaded_.find(key); it != loaded_.end())
+      return it->second;
+    std::optional<Profile> profile;
+    if (const std::filesystem::path dir = profileDirectory(); !dir.empty())
+      profile = ProfileStore(dir).load(loop, device);
+    loaded_.emplace(key, profile);
+    return profile;
+  }
+
+  void record(const std::string &loop, const std::string &device,
+              const std::string &deviceName, std::int64_t grain,
+              std::span<const Sample> samples) {
+    bool due = false;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      auto [entry, fresh] = entries_.try_emplace(std::make_pair(loop, device),
+                                                 deviceName, Samples(grain));
+      for (const auto &[size, time] : samples)
+        entry->second.samples.add(size, time);
+      const std::int64_t now = trace::now();
+      due = lastFlush_ != 0 && seconds(now - lastFlush_) > FlushSeconds;
+      if (lastFlush_ == 0)
+        lastFlush_ = now;
+    }
+    if (due)
+      flush();
+  }
+
+  /// Merges every sample taken so far into the store.
+  void flush() {
+    std::vector<std::tuple<std::string, std::string, std::string,
+                           std::vector<ProfilePoint>>>
+        points;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      lastFlush_ = trace::now();
+      for (auto &[key, entry] : entries_)
+        if (!entry.samples.empty()) {
+          points.emplace_back(key.first, key.second, entry.deviceName,
+                              entry.samples.summarize());
+          entry.samples.clear();
+        }
+    }
+    const std::filesystem::path dir = profileDirectory();
+    if (points.empty() || dir.empty())
+      return;
+    ProfileStore store(dir);
+    for (const auto &[loop, device, deviceName, fresh] : points) {
+      try {
+        store.merge(loop, device, deviceName, fresh);
+      } catch (const std::exception &error) {
+        static std::once_flag once;
+        std::call_once(once, [&] {
+          std::fprintf(stderr, "fpm: cannot store profiles: %s\n",
+                       error.what());
+        });
+      }
+    }
+  }
+
+private:
+  OnlineProfiles() = default;
+
+  struct Entry {
+    Entry(std::string name, Samples taken)
+        : deviceName(std::move(name)), samples(std::move(taken)) {}
+    std::string deviceName;
+    Samples samples;
+  };
+  std::mutex mutex_;
+  std::map<std::pair<std::string, std::string>, Entry> entries_;
+  std::map<std::pair<std::string, std::string>, std::optional<Profile>> loaded_;
+  std::int64_t lastFlush_ = 0;
+};
+
+//===----------------------------------------------------------------------===//
 // The PEs of a call.
 //===----------------------------------------------------------------------===//
 
@@ -169,6 +278,19 @@ struct DevicePe {
   std::size_t index = 0; ///< in opencl::devices()
   opencl::Device *device = nullptr;
   std::size_t pipeline = 1; ///< chunks it keeps in flight
+
+  /// Its id in the profile store: a CPU device narrowed to k compute
+  /// units is another PE than the whole device ("opencl0.1cu").
+  std::string profileId() const {
+    const opencl::DeviceInfo &info = device->info();
+    if (info.isCpu && device->computeUnits() < info.computeUnits)
+      return info.id + "." + std::to_string(device->computeUnits()) + "cu";
+    return info.id;
+  }
+  std::string profileName() const {
+    return device->info().name + ", " + std::to_string(device->computeUnits()) +
+           " compute unit" + (device->computeUnits() == 1 ? "" : "s");
+  }
 };
 
 /// Chunks a device keeps in flight: FPM_OPENCL_PIPELINE, else 2 for a
@@ -338,7 +460,10 @@ struct WorkerLog {
   double firstBusy = 0;
   std::int64_t firstIterations = 0;
 
+  std::vector<Sample> samples; ///< for the profile store, named loops only
+
   void add(std::int64_t size, double seconds) {
+    samples.emplace_back(size, seconds);
     if (chunks++ == 0) {
       firstBusy = seconds;
       firstIterations = size;
@@ -1004,20 +1129,62 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
     ids.emplace_back("cpu");
   }
   const std::size_t cpuPe = devices.size();
+  std::vector<std::size_t> live; // PEs with a thread, in the pool's order
+  for (std::size_t p = 0; p < pes.size(); ++p)
+    if (pes[p].workers > 0)
+      live.push_back(p);
+
+  // The FPMs of the live PEs stored by earlier runs of a named loop: the
+  // CPU's is one thread's, scaled to the team (a package of c*w iterations
+  // on c threads takes what w takes on one).
+  std::vector<Profile> models;
+  if (!call.name.empty()) {
+    const std::string loop(call.name);
+    for (std::size_t p : live) {
+      std::optional<Profile> stored = OnlineProfiles::instance().stored(
+          loop, p == cpuPe ? "cpu" : devices[p].profileId());
+      if (!stored) {
+        models.clear();
+        break;
+      }
+      if (p == cpuPe)
+        for (ProfilePoint &point : stored->points)
+          point.size *= cpuWorkers;
+      models.push_back(std::move(*stored));
+    }
+  }
+  const bool modelled = !models.empty();
+  if (modelled) {
+    // Speeds where this process has not measured its own yet: each PE's
+    // at an equal share of the loop.
+    const CostModel model(models);
+    const std::int64_t share = std::max<std::int64_t>(
+        call.tripCount / static_cast<std::int64_t>(live.size()), 1);
+    for (std::size_t i = 0; i < live.size(); ++i)
+      if (PoolPe &pe = pes[live[i]]; pe.guessed) {
+        pe.speed = static_cast<double>(share) / model.time(i, share);
+        pe.guessed = false;
+      }
+  }
   const bool measured =
       std::none_of(pes.begin(), pes.end(), [](const PoolPe &pe) {
         return pe.workers > 0 && pe.guessed;
       });
 
-  // The plan. `auto`: split by the measured speeds when every PE has one,
-  // else the weighted guided schedule, which measures as it goes.
+  // The plan. `auto`: with stored FPMs of every PE, the exact optimum when
+  // it is cheap, else WDAH; with speeds measured in this process, a split
+  // by them; else the weighted guided schedule, which measures as it goes.
   const bool automatic = schedule.automatic;
   const bool isStatic =
       automatic ? measured : schedule.kind == LoopSchedule::Kind::Static;
-  const Partitioner *partitioner =
-      automatic ? findPartitioner("cpm") : schedule.partitioner;
   const std::int64_t grain = std::max<std::int64_t>(call.grain, 1);
   std::int64_t granule = (WorkGroupSize + grain - 1) / grain * grain;
+  const Partitioner *partitioner = schedule.partitioner;
+  if (automatic)
+    partitioner = !modelled ? findPartitioner("cpm")
+                  : call.tripCount / granule <= 1024
+                      ? findPartitioner("optimal")
+                      : findPartitioner("wdah");
   if (isStatic)
     granule = std::max(granule,
                        staticGranule(*partitioner, call.tripCount, call.grain));
@@ -1025,22 +1192,19 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
 
   std::vector<std::int64_t> planned(pes.size(), 0);
   if (isStatic) {
-    // Constant-speed profiles of the live PEs, in the pool's order.
-    std::vector<Profile> profiles;
-    std::vector<std::size_t> live;
+    // The stored FPMs, else constant-speed profiles of the speeds above.
+    std::vector<Profile> profiles = models;
     const std::int64_t largest = std::max<std::int64_t>(call.tripCount, 2);
-    for (std::size_t p = 0; p < pes.size(); ++p) {
-      if (pes[p].workers == 0)
-        continue;
-      Profile profile;
-      profile.kernel = key;
-      profile.device = ids[p];
-      profile.points = {
-          {1, 1.0 / pes[p].speed, {}, {}},
-          {largest, static_cast<double>(largest) / pes[p].speed, {}, {}}};
-      profiles.push_back(std::move(profile));
-      live.push_back(p);
-    }
+    if (!modelled)
+      for (std::size_t p : live) {
+        Profile profile;
+        profile.kernel = key;
+        profile.device = ids[p];
+        profile.points = {
+            {1, 1.0 / pes[p].speed, {}, {}},
+            {largest, static_cast<double>(largest) / pes[p].speed, {}, {}}};
+        profiles.push_back(std::move(profile));
+      }
     PartitionRequest request;
     request.size = call.tripCount;
     request.granularity = granule;
@@ -1088,10 +1252,13 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
          << " iterations, schedule " << schedule.text;
     if (automatic)
       line << " ("
-           << (isStatic ? "cpm on measured speeds"
-                        : "gss: no speeds "
-                          "measured yet")
+           << (!isStatic ? std::string("gss: no speeds measured yet")
+               : modelled
+                   ? std::string(partitioner->name) + " on stored profiles"
+                   : std::string("cpm on measured speeds"))
            << ")";
+    else if (modelled && isStatic)
+      line << " (on stored profiles)";
     line << " over";
     for (std::size_t p = 0; p < pes.size(); ++p) {
       if (pes[p].workers == 0)
@@ -1163,6 +1330,7 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
 
   // What this call measured, for the next one, and the verbose report.
   trace::CallStats stats(call.name.empty() ? key : std::string(call.name));
+  bool firstCall = false;
   {
     const std::lock_guard<std::mutex> lock(recordsMutex);
     LoopRecord &record = recordFor(key);
@@ -1190,9 +1358,33 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
       it->second.first /= cpuWorkers;
     for (const auto &[device, total] : busy)
       stats.busy(device, total.first, total.second);
+    firstCall = record.calls++ == 0;
   }
   stats.finish(seconds(finished - started));
+
+  // Online profiling of a named loop: every chunk's size and time, but a
+  // worker's first chunk of the loop's first call in this process, which
+  // pays for PoCL's lazy compiles and cold caches. A failed device's
+  // chunks are kept: they completed.
+  if (!call.name.empty()) {
+    const std::string loop(call.name);
+    const std::string cpuName = "1 OpenMP thread";
+    for (std::size_t w = 0; w < run.logs().size(); ++w) {
+      const WorkerLog &log = run.logs()[w];
+      std::span<const Sample> samples = log.samples;
+      if (firstCall && !samples.empty())
+        samples = samples.subspan(1);
+      if (samples.empty())
+        continue;
+      const bool device = w < devices.size();
+      OnlineProfiles::instance().record(
+          loop, device ? devices[w].profileId() : "cpu",
+          device ? devices[w].profileName() : cpuName, granule, samples);
+    }
+  }
   return run.stopped() ? LoopStatus::Stopped : LoopStatus::Completed;
 }
+
+void flushProfiles() { OnlineProfiles::instance().flush(); }
 
 } // namespace fpm

@@ -18,8 +18,9 @@
 //    of others' queues (work_pool.hpp);
 //  - a device that fails is dropped for the loop, and its unfinished
 //    iterations run elsewhere, each exactly once.
-// Speeds come from what the loop measured in earlier calls of this process
-// (stored profiles are the next step).
+// Speeds come from the stored FPMs of a named loop (store/), else from what
+// the loop measured in earlier calls of this process; every chunk's size
+// and time on its PE goes back into the store (online profiling).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -79,5 +80,10 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount);
 /// saying why); otherwise as runLoop().
 std::optional<LoopStatus> runCoexecution(const LoopCall &call,
                                          std::string &note);
+
+/// Merges the package timings of named loops taken so far into the profile
+/// store (store/profile_store.hpp), as happens at exit and at most every
+/// 30 s while loops run. For tests and tools.
+void flushProfiles();
 
 } // namespace fpm

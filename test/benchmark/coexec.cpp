@@ -65,6 +65,8 @@
 
 #include "fpm/fpm.h"
 
+#include "exec/coexec.hpp" // flushProfiles()
+
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <omp.h>
@@ -80,6 +82,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
@@ -1067,6 +1070,22 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "fpm-bench-coexec: ignoring %s\n", variable);
       unsetenv(variable);
     }
+  // Every run learns from scratch: profiles stored by an earlier run would
+  // give the first calls models they are meant to measure without.
+  std::string profiles =
+      (std::filesystem::temp_directory_path() / "fpm-bench-coexec-XXXXXX")
+          .string();
+  if (!::mkdtemp(profiles.data()))
+    die("cannot create a temporary profile folder");
+  setenv("FPM_PROFILE_DIR", profiles.c_str(), 1);
+  struct RemoveProfiles {
+    std::string path;
+    ~RemoveProfiles() {
+      fpm::flushProfiles(); // so that nothing is left to write at exit
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } removeProfiles{profiles};
   if (!cpuDevice()) {
     std::printf("fpm-bench-coexec: no CPU OpenCL device (PoCL): skipped\n");
     return 77; // CTest's SKIP_RETURN_CODE

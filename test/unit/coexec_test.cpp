@@ -28,6 +28,10 @@
 #include <unistd.h>
 
 #include "support/scoped.hpp"
+
+#include "exec/coexec.hpp"
+#include "model/profile.hpp"
+#include "store/profile_store.hpp"
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -452,7 +456,13 @@ protected:
   ScopedEnv trace_{"FPM_TRACE", std::nullopt};
   ScopedEnv units_{"FPM_OPENCL_CPU_UNITS", std::nullopt};
   ScopedEnv cache_{"FPM_CACHE_DIR", cacheDirectory()};
+  // Each test's profiles in a folder of its own, flushed there before the
+  // folder goes: nothing reaches the user's store.
+  TempDir profiles_;
+  ScopedEnv profileDir_{"FPM_PROFILE_DIR", profiles_.path().string()};
   ScopedThreads threads_{2};
+
+  void TearDown() override { fpm::flushProfiles(); }
 };
 
 using CoexecDeathTest = CoexecTest;
@@ -1253,6 +1263,115 @@ TEST_F(CoexecTest, BodyThatThrows) {
           << "x[" << k << "] = " << x[k];
   }
   EXPECT_GT(thrown, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Online profiling and stored profiles
+//===----------------------------------------------------------------------===//
+
+/// A profile of constant speed `perSecond` from 64 to 8192 iterations.
+fpm::Profile constantProfile(const std::string &loop, const std::string &device,
+                             double perSecond) {
+  fpm::Profile profile;
+  profile.kernel = loop;
+  profile.device = device;
+  for (std::int64_t size : {64, 1024, 8192})
+    profile.points.push_back(
+        {size, static_cast<double>(size) / perSecond, {}, {}});
+  return profile;
+}
+
+TEST_F(CoexecTest, NamedLoopsStoreTheirProfiles) {
+  ScopedEnv units("FPM_OPENCL_CPU_UNITS", "1");
+  const std::string name = "coexec.profiled";
+  // The device alone first, so that it surely runs several chunks (the
+  // CPU body is so cheap that it could take them all), then both (the
+  // first chunk of the loop's first call is not recorded: it pays for
+  // warm-up).
+  for (const char *devices : {"gpu", "gpu"}) {
+    ScopedEnv only("FPM_DEVICES", devices);
+    Increment state(16384);
+    ASSERT_EQ(runIncrement(name, "equal", state), FPM_OK) << fpm_last_error();
+    EXPECT_EQ(state.problem(), "");
+  }
+  // Then both, until the CPU thread got a chunk (a fast device may steal
+  // its whole share before the thread starts).
+  for (int call = 0; call < 20; ++call) {
+    Increment state(16384);
+    ASSERT_EQ(runIncrement(name, "equal", state), FPM_OK) << fpm_last_error();
+    EXPECT_EQ(state.problem(), "");
+    if (state.cpu.iterations > 0)
+      break;
+  }
+  fpm::flushProfiles();
+  for (const char *device : {"cpu", "opencl0.1cu"}) {
+    SCOPED_TRACE(device);
+    const std::filesystem::path file =
+        fpm::profilePath(profiles_.path(), name, device);
+    ASSERT_TRUE(std::filesystem::exists(file));
+    const fpm::Profile profile = fpm::readProfile(file);
+    EXPECT_EQ(profile.kernel, name);
+    EXPECT_EQ(profile.device, device);
+    ASSERT_FALSE(profile.points.empty());
+    for (const fpm::ProfilePoint &point : profile.points)
+      EXPECT_EQ(point.size % 64, 0) << point.size; // bucketed to the granule
+  }
+  // A flush with nothing new leaves the files as they are.
+  const auto before = std::filesystem::last_write_time(
+      fpm::profilePath(profiles_.path(), name, "cpu"));
+  fpm::flushProfiles();
+  EXPECT_EQ(std::filesystem::last_write_time(
+                fpm::profilePath(profiles_.path(), name, "cpu")),
+            before);
+}
+
+TEST_F(CoexecTest, StoredProfilesDriveTheSplit) {
+  // One CPU thread at 1000 iterations/s, the device at 3000/s: cpm splits
+  // 4096 iterations 3072 / 1024 on its first call, and auto picks the
+  // exact optimum (64 granules), before anything was measured here.
+  ScopedEnv units("FPM_OPENCL_CPU_UNITS", "1");
+  ScopedEnv verbose("FPM_VERBOSE", "1");
+  for (const char *schedule : {"cpm", "auto"}) {
+    const std::string name = std::string("coexec.stored.") + schedule;
+    fpm::writeProfile(fpm::profilePath(profiles_.path(), name, "cpu"),
+                      constantProfile(name, "cpu", 1000));
+    fpm::writeProfile(fpm::profilePath(profiles_.path(), name, "opencl0.1cu"),
+                      constantProfile(name, "opencl0.1cu", 3000));
+    Increment state(4096);
+    testing::internal::CaptureStderr();
+    ASSERT_EQ(runIncrement(name, schedule, state), FPM_OK) << fpm_last_error();
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(state.problem(), "");
+    EXPECT_EQ(linesWith(err, {name.c_str(), "stored profiles",
+                              "split: opencl0 3072 cpu 1024"}),
+              1)
+        << err;
+    if (std::string(schedule) == "auto")
+      EXPECT_EQ(linesWith(err, {"optimal on stored profiles"}), 1) << err;
+  }
+}
+
+TEST_F(CoexecTest, CorruptStoredProfileIsReportedAndIgnored) {
+  ScopedEnv units("FPM_OPENCL_CPU_UNITS", "1");
+  ScopedEnv verbose("FPM_VERBOSE", "1");
+  const std::string name = "coexec.stored-corrupt";
+  std::filesystem::create_directories(profiles_.path());
+  fpm::writeProfile(fpm::profilePath(profiles_.path(), name, "cpu"),
+                    constantProfile(name, "cpu", 1000));
+  std::ofstream(fpm::profilePath(profiles_.path(), name, "opencl0.1cu"))
+      << "{ not json";
+  for (int call = 0; call < 2; ++call) {
+    Increment state(4096);
+    testing::internal::CaptureStderr();
+    ASSERT_EQ(runIncrement(name, "auto", state), FPM_OK) << fpm_last_error();
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(state.problem(), "");
+    // Reported on the first call only; the loop runs model-free.
+    EXPECT_EQ(linesWith(err, {"opencl0.1cu", "ignoring it"}), call == 0 ? 1 : 0)
+        << err;
+    if (call == 0)
+      EXPECT_EQ(linesWith(err, {"gss: no speeds measured yet"}), 1) << err;
+  }
 }
 
 } // namespace
