@@ -611,42 +611,37 @@ TEST_F(CoexecTest, VerboseDescribesTheSplitOnce) {
   EXPECT_EQ(linesWith(err, {"coexec.verbose-loop"}), 0) << err;
 }
 
-TEST_F(CoexecTest, PipelineDepthFromTheEnvironment) {
-  for (const char *pipeline : {"1", "2", "4"}) {
-    ScopedEnv env("FPM_OPENCL_PIPELINE", pipeline);
+/// Runs a loop with `variable` at each good value (results right), then at
+/// `bad`: refused before anything runs, the message naming the variable.
+void expectVariableChecked(const char *variable,
+                           std::initializer_list<const char *> good,
+                           const char *bad) {
+  for (const char *value : good) {
+    SCOPED_TRACE(value);
+    ScopedEnv env(variable, value);
     Increment state(3000);
-    ASSERT_EQ(runIncrement(std::string("coexec.pipeline.") + pipeline, "css(3)",
-                           state),
+    ASSERT_EQ(runIncrement(std::string("coexec.") + variable + "." + value,
+                           "css(3)", state),
               FPM_OK)
         << fpm_last_error();
     EXPECT_EQ(state.problem(), "");
   }
-  ScopedEnv env("FPM_OPENCL_PIPELINE", "0");
+  ScopedEnv env(variable, bad);
   Increment state(3000);
-  EXPECT_EQ(runIncrement("coexec.pipeline-bad", "gss", state),
-            FPM_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(fpm_last_error()).find("FPM_OPENCL_PIPELINE"),
-            std::string::npos)
+  EXPECT_EQ(
+      runIncrement(std::string("coexec.") + variable + ".bad", "gss", state),
+      FPM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fpm_last_error()).find(variable), std::string::npos)
       << fpm_last_error();
   EXPECT_EQ(state.cpu.calls, 0);
 }
 
+TEST_F(CoexecTest, PipelineDepthFromTheEnvironment) {
+  expectVariableChecked("FPM_OPENCL_PIPELINE", {"1", "2", "4"}, "0");
+}
+
 TEST_F(CoexecTest, CpuUnitsFromTheEnvironment) {
-  {
-    ScopedEnv env("FPM_OPENCL_CPU_UNITS", "1");
-    Increment state(3000);
-    ASSERT_EQ(runIncrement("coexec.units", "gss", state), FPM_OK)
-        << fpm_last_error();
-    EXPECT_EQ(state.problem(), "");
-  }
-  ScopedEnv env("FPM_OPENCL_CPU_UNITS", "many");
-  Increment state(3000);
-  EXPECT_EQ(runIncrement("coexec.units-bad", "gss", state),
-            FPM_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(fpm_last_error()).find("FPM_OPENCL_CPU_UNITS"),
-            std::string::npos)
-      << fpm_last_error();
-  EXPECT_EQ(state.cpu.calls, 0);
+  expectVariableChecked("FPM_OPENCL_CPU_UNITS", {"1"}, "many");
 }
 
 //===----------------------------------------------------------------------===//
