@@ -24,7 +24,7 @@
 #include "exec/schedule_string.hpp"
 #include "exec/work_pool.hpp"
 #include "partition/partition.hpp"
-#include "store/profile_store.hpp"
+#include "store/online_profiles.hpp"
 #include "trace/trace.hpp"
 
 #include <omp.h>
@@ -165,110 +165,6 @@ std::string loopLabel(const LoopCall &call) {
         " (" + std::string(call.file) + ":" + std::to_string(call.line) + ")";
   return label;
 }
-
-//===----------------------------------------------------------------------===//
-// Online profiling: what named loops' chunks took on each PE, merged into
-// the profile store (store/) at exit and at most every FlushSeconds.
-//===----------------------------------------------------------------------===//
-
-constexpr double FlushSeconds = 30;
-
-/// One chunk's size and time on a PE.
-using Sample = std::pair<std::int64_t, double>;
-
-class OnlineProfiles {
-public:
-  /// The process's, never destroyed (it flushes from an atexit handler,
-  /// after static destructors may have run).
-  static OnlineProfiles &instance() {
-    static OnlineProfiles *const profiles = [] {
-      auto *created = new OnlineProfiles; // deliberately never deleted
-      std::atexit([] { instance().flush(); });
-      return created;
-    }();
-    return *profiles;
-  }
-
-  /// The stored profile of `loop` on PE `device`, read once per process
-  /// (a bad file is reported once by the store and is nullopt).
-  std::optional<Profile> stored(const std::string &loop,
-                                const std::string &device) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    const auto key = std::make_pair(loop, device);
-    if (auto it = loaded_.find(key); it != loaded_.end())
-      return it->second;
-    std::optional<Profile> profile;
-    if (const std::filesystem::path dir = profileDirectory(); !dir.empty())
-      profile = ProfileStore(dir).load(loop, device);
-    loaded_.emplace(key, profile);
-    return profile;
-  }
-
-  void record(const std::string &loop, const std::string &device,
-              const std::string &deviceName, std::int64_t grain,
-              std::span<const Sample> samples) {
-    bool due = false;
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      auto [entry, fresh] = entries_.try_emplace(std::make_pair(loop, device),
-                                                 deviceName, Samples(grain));
-      for (const auto &[size, time] : samples)
-        entry->second.samples.add(size, time);
-      const std::int64_t now = trace::now();
-      due = lastFlush_ != 0 && seconds(now - lastFlush_) > FlushSeconds;
-      if (lastFlush_ == 0)
-        lastFlush_ = now;
-    }
-    if (due)
-      flush();
-  }
-
-  /// Merges every sample taken so far into the store.
-  void flush() {
-    std::vector<std::tuple<std::string, std::string, std::string,
-                           std::vector<ProfilePoint>>>
-        points;
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      lastFlush_ = trace::now();
-      for (auto &[key, entry] : entries_)
-        if (!entry.samples.empty()) {
-          points.emplace_back(key.first, key.second, entry.deviceName,
-                              entry.samples.summarize());
-          entry.samples.clear();
-        }
-    }
-    const std::filesystem::path dir = profileDirectory();
-    if (points.empty() || dir.empty())
-      return;
-    ProfileStore store(dir);
-    for (const auto &[loop, device, deviceName, fresh] : points) {
-      try {
-        store.merge(loop, device, deviceName, fresh);
-      } catch (const std::exception &error) {
-        static std::once_flag once;
-        std::call_once(once, [&] {
-          std::fprintf(stderr, "fpm: cannot store profiles: %s\n",
-                       error.what());
-        });
-      }
-    }
-  }
-
-private:
-  OnlineProfiles() = default;
-
-  struct Entry {
-    Entry(std::string name, Samples taken)
-        : deviceName(std::move(name)), samples(std::move(taken)) {}
-    std::string deviceName;
-    Samples samples;
-  };
-  std::mutex mutex_;
-  std::map<std::pair<std::string, std::string>, Entry> entries_;
-  std::map<std::pair<std::string, std::string>, std::optional<Profile>> loaded_;
-  std::int64_t lastFlush_ = 0;
-};
 
 //===----------------------------------------------------------------------===//
 // The PEs of a call.
@@ -1141,8 +1037,8 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
   if (!call.name.empty()) {
     const std::string loop(call.name);
     for (std::size_t p : live) {
-      std::optional<Profile> stored = OnlineProfiles::instance().stored(
-          loop, p == cpuPe ? "cpu" : devices[p].profileId());
+      std::optional<Profile> stored =
+          storedProfile(loop, p == cpuPe ? "cpu" : devices[p].profileId());
       if (!stored) {
         models.clear();
         break;
@@ -1377,14 +1273,12 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
       if (samples.empty())
         continue;
       const bool device = w < devices.size();
-      OnlineProfiles::instance().record(
-          loop, device ? devices[w].profileId() : "cpu",
-          device ? devices[w].profileName() : cpuName, granule, samples);
+      recordProfile(loop, device ? devices[w].profileId() : "cpu",
+                    device ? devices[w].profileName() : cpuName, granule,
+                    samples);
     }
   }
   return run.stopped() ? LoopStatus::Stopped : LoopStatus::Completed;
 }
-
-void flushProfiles() { OnlineProfiles::instance().flush(); }
 
 } // namespace fpm

@@ -81,9 +81,4 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount);
 std::optional<LoopStatus> runCoexecution(const LoopCall &call,
                                          std::string &note);
 
-/// Merges the package timings of named loops taken so far into the profile
-/// store (store/profile_store.hpp), as happens at exit and at most every
-/// 30 s while loops run. For tests and tools.
-void flushProfiles();
-
 } // namespace fpm

@@ -65,7 +65,7 @@
 
 #include "fpm/fpm.h"
 
-#include "exec/coexec.hpp" // flushProfiles()
+#include "store/online_profiles.hpp" // flushProfiles()
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>

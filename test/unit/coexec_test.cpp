@@ -29,8 +29,8 @@
 
 #include "support/scoped.hpp"
 
-#include "exec/coexec.hpp"
 #include "model/profile.hpp"
+#include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
 #include <atomic>
 #include <chrono>
