@@ -19,6 +19,9 @@ config.excludes = ["Inputs"]
 if "fpm_partition" in lit_config.params:
     config.fpm_partition = os.path.abspath(lit_config.params["fpm_partition"])
 
+if "fpm_profile" in lit_config.params:
+    config.fpm_profile = os.path.abspath(lit_config.params["fpm_profile"])
+
 if "fpm_rewrite" in lit_config.params:
     config.fpm_rewrite = os.path.abspath(lit_config.params["fpm_rewrite"])
 
@@ -37,6 +40,7 @@ for tool in ["FileCheck", "not", "count"]:
             "%s is not in %s: install llvm-19-tools" % (tool, config.llvm_tools_dir)
         )
 for tool, target in [(config.fpm_partition, "fpm-partition"),
+                     (config.fpm_profile, "fpm-profile"),
                      (config.fpm_rewrite, "fpm-rewrite")]:
     if not os.path.exists(tool):
         lit_config.fatal(
@@ -47,7 +51,7 @@ for tool, target in [(config.fpm_partition, "fpm-partition"),
 # FileCheck, not and count from LLVM 19, the built tools next.
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, os.path.dirname(config.fpm_partition),
-     os.path.dirname(config.fpm_rewrite),
+     os.path.dirname(config.fpm_profile), os.path.dirname(config.fpm_rewrite),
      config.environment.get("PATH", os.environ.get("PATH", ""))]
 )
 # Messages and number formats must not depend on the caller's locale.
@@ -58,6 +62,9 @@ config.environment["LC_ALL"] = "C"
 # longer words. The binary's folder is on PATH as well.
 config.substitutions.append(
     (r"(?<![\w/.-])fpm-partition(?![\w/.:-])", config.fpm_partition)
+)
+config.substitutions.append(
+    (r"(?<![\w/.-])fpm-profile(?![\w/.:-])", config.fpm_profile)
 )
 config.substitutions.append(
     (r"(?<![\w/.-])fpm-rewrite(?![\w/.:-])", config.fpm_rewrite)
