@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -170,6 +171,24 @@ std::string loopLabel(const LoopCall &call) {
 // The PEs of a call.
 //===----------------------------------------------------------------------===//
 
+/// The integer in environment variable `name`, nothing when it is unset or
+/// empty. Throws std::invalid_argument naming the variable when it is not
+/// an integer in [low, high].
+std::optional<long> integerFromEnvironment(const char *name, long low,
+                                           long high) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return std::nullopt;
+  char *end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || errno != 0 || value < low || value > high)
+    throw std::invalid_argument(
+        std::string(name) + " \"" + text + "\": expected an integer from " +
+        std::to_string(low) + " to " + std::to_string(high));
+  return value;
+}
+
 struct DevicePe {
   std::size_t index = 0; ///< in opencl::devices()
   opencl::Device *device = nullptr;
@@ -197,13 +216,9 @@ struct DevicePe {
 /// others could take at the end (fpm-bench-coexec's stencil: fss went from
 /// 1.13 to 1.00 of the oracle).
 std::size_t pipelineDepth(const opencl::DeviceInfo &info) {
-  if (const char *text = std::getenv("FPM_OPENCL_PIPELINE"); text && *text) {
-    const std::string_view value(text);
-    if (value != "1" && value != "2" && value != "3" && value != "4")
-      throw std::invalid_argument(std::string("FPM_OPENCL_PIPELINE \"") + text +
-                                  "\": expected 1 to 4 chunks");
-    return static_cast<std::size_t>(value[0] - '0');
-  }
+  if (std::optional<long> depth =
+          integerFromEnvironment("FPM_OPENCL_PIPELINE", 1, 4))
+    return static_cast<std::size_t>(*depth);
   return info.isCpu ? 1 : 2;
 }
 
@@ -211,14 +226,9 @@ std::size_t pipelineDepth(const opencl::DeviceInfo &info) {
 /// the cores the CPU team leaves free (seed 004, 4.1: it must not take the
 /// cores the team runs on), shared among the CPU devices.
 unsigned cpuDeviceUnits(int teamThreads, int cpuDevices) {
-  if (const char *text = std::getenv("FPM_OPENCL_CPU_UNITS"); text && *text) {
-    char *end = nullptr;
-    const long units = std::strtol(text, &end, 10);
-    if (*end != '\0' || units < 1 || units > 1 << 20)
-      throw std::invalid_argument(std::string("FPM_OPENCL_CPU_UNITS \"") +
-                                  text + "\": expected a positive integer");
-    return static_cast<unsigned>(units);
-  }
+  if (std::optional<long> units =
+          integerFromEnvironment("FPM_OPENCL_CPU_UNITS", 1, 1 << 20))
+    return static_cast<unsigned>(*units);
   const int free = std::max(omp_get_num_procs() - teamThreads, 1);
   return static_cast<unsigned>(std::max(free / std::max(cpuDevices, 1), 1));
 }
@@ -356,10 +366,14 @@ struct WorkerLog {
   double firstBusy = 0;
   std::int64_t firstIterations = 0;
 
-  std::vector<Sample> samples; ///< for the profile store, named loops only
+  /// Every chunk's size and time, for the profile store; kept only for a
+  /// named loop (the store's key), so others allocate nothing per chunk.
+  bool profiling = false;
+  std::vector<Sample> samples;
 
   void add(std::int64_t size, double seconds) {
-    samples.emplace_back(size, seconds);
+    if (profiling)
+      samples.emplace_back(size, seconds);
     if (chunks++ == 0) {
       firstBusy = seconds;
       firstIterations = size;
@@ -387,7 +401,10 @@ public:
         label_(loopLabel(call)), devices_(std::move(devices)),
         cpuWorkers_(cpuWorkers), pool_(pool), faults_(std::move(faults)),
         tracing_(trace::enabled()),
-        logs_(devices_.size() + static_cast<std::size_t>(cpuWorkers)) {}
+        logs_(devices_.size() + static_cast<std::size_t>(cpuWorkers)) {
+    for (WorkerLog &log : logs_)
+      log.profiling = !call.name.empty();
+  }
 
   /// Runs on every thread of the region.
   void work(int thread) {
