@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "common/ToolOutput.h"
 #include "fpm/version.h"
 #include "model/profile.hpp"
 #include "partition/partition.hpp"
@@ -753,17 +754,8 @@ Result run(std::span<const std::string_view> args) {
                    "' (known: " + knownAlgorithms() + ")");
 }
 
-/// One line: messages from libraries may hold newlines.
-std::string oneLine(std::string message) {
-  std::replace(message.begin(), message.end(), '\n', ' ');
-  std::replace(message.begin(), message.end(), '\r', ' ');
-  return message;
-}
-
 int fail(const std::string &message) {
-  std::fprintf(stderr, "%s: error: %s\n", ToolName.data(),
-               oneLine(message).c_str());
-  return ExitError;
+  return fpm::tools::reportError(ToolName, message, ExitError);
 }
 
 } // namespace
@@ -780,12 +772,8 @@ int main(int argc, char **argv) {
   } catch (...) {
     return fail("unknown error");
   }
-  for (const std::string &warning : result.warnings)
-    std::fprintf(stderr, "%s: warning: %s\n", ToolName.data(),
-                 oneLine(warning).c_str());
-  if (std::fwrite(result.output.data(), 1, result.output.size(), stdout) !=
-          result.output.size() ||
-      std::fflush(stdout) != 0)
+  fpm::tools::reportWarnings(ToolName, result.warnings);
+  if (!fpm::tools::writeOutput(result.output))
     return fail("cannot write to standard output");
   return 0;
 }

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "common/ToolOutput.h"
 #include "fpm/version.h"
 #include "store/profile_report.hpp"
 #include "store/profile_store.hpp"
@@ -230,17 +231,8 @@ Result run(std::span<const std::string_view> args) {
   return result;
 }
 
-/// One line: messages from libraries may hold newlines.
-std::string oneLine(std::string message) {
-  std::replace(message.begin(), message.end(), '\n', ' ');
-  std::replace(message.begin(), message.end(), '\r', ' ');
-  return message;
-}
-
 int fail(const std::string &message, int status) {
-  std::fprintf(stderr, "%s: error: %s\n", ToolName.data(),
-               oneLine(message).c_str());
-  return status;
+  return fpm::tools::reportError(ToolName, message, status);
 }
 
 } // namespace
@@ -261,14 +253,10 @@ int main(int argc, char **argv) {
   } catch (...) {
     return fail("unknown error", ExitProblem);
   }
-  for (const std::string &warning : result.warnings)
-    std::fprintf(stderr, "%s: warning: %s\n", ToolName.data(),
-                 oneLine(warning).c_str());
-  if (std::fwrite(result.output.data(), 1, result.output.size(), stdout) !=
-          result.output.size() ||
-      std::fflush(stdout) != 0)
+  fpm::tools::reportWarnings(ToolName, result.warnings);
+  if (!fpm::tools::writeOutput(result.output))
     return fail("cannot write to standard output", ExitProblem);
   if (!result.message.empty())
-    std::fprintf(stderr, "%s\n", oneLine(result.message).c_str());
+    std::fprintf(stderr, "%s\n", fpm::tools::oneLine(result.message).c_str());
   return result.status;
 }
