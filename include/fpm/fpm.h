@@ -51,6 +51,35 @@ enum {
  */
 typedef int (*fpm_body_fn)(int64_t begin, int64_t end, void *context);
 
+/*
+ * An array a loop touches, or an argument of its OpenCL kernel. For an array
+ * (IN, OUT, INOUT): `data` is its first element, `size` the bytes of one
+ * element, `length` its elements, and the section logical iteration k
+ * touches is elements
+ *   [offset + k * stride, offset + k * stride + count)
+ * as the pragma's `A[i*n : n]` says (the section of a chunk is the union of
+ * its iterations'). stride = 0 makes the section the same for every
+ * iteration: shared data; with stride = 0 and count = 0 it is the whole
+ * array.
+ */
+enum fpm_arg_kind {
+  FPM_ARG_SCALAR = 0, /* a value: `data` points to `size` bytes */
+  FPM_ARG_IN = 1,     /* an array the loop reads */
+  FPM_ARG_OUT = 2,    /* an array the loop writes (every element of the
+                         section of each iteration it runs) */
+  FPM_ARG_INOUT = 3,  /* an array the loop reads and writes */
+  FPM_ARG_LOCAL = 4   /* kernels only: __local scratch of `size` bytes per
+                         work-group */
+};
+
+typedef struct fpm_arg {
+  int kind; /* enum fpm_arg_kind */
+  void *data;
+  size_t size;
+  int64_t length;
+  int64_t offset, stride, count;
+} fpm_arg;
+
 /* What the runtime knows about a loop. Zero-initialise, then set fields. */
 typedef struct fpm_loop {
   /* Stable name: the key of its stored profiles (pragma `name(...)`, or the
@@ -70,6 +99,16 @@ typedef struct fpm_loop {
   /* Where the loop is, for messages and traces. May be NULL / 0. */
   const char *file;
   int line;
+  /* The arrays the loop's iterations read and write (the pragma's in, out
+     and inout clauses) as FPM_ARG_IN, _OUT and _INOUT sections; may be
+     NULL / 0. Here a stride may be negative (a loop running down an array)
+     and sections may overlap; every section of iterations [0, trip_count)
+     must lie in [0, length). fpm-profile uses the written ones to benchmark
+     the loop without changing the program's results: it saves them first
+     and puts them back after each run (a loop without them is profiled
+     online only). */
+  const fpm_arg *data;
+  int data_count;
 } fpm_loop;
 
 /*
@@ -88,37 +127,11 @@ int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
  * chunk as its global work offset and size: work-item get_global_id(0) is
  * logical iteration k, and it indexes the arrays exactly as the host does
  * (each buffer argument is the whole array on the device; only the sections
- * a chunk touches are copied in and out).
+ * a chunk touches are copied in and out). Its arguments are fpm_args in the
+ * kernel's parameter order; for a kernel, a written section must move with
+ * k (stride >= count > 0). Shared (stride 0) inputs are copied
+ * to each device once per loop call.
  */
-
-/* What an argument of the kernel is. */
-enum fpm_arg_kind {
-  FPM_ARG_SCALAR = 0, /* a value: `data` points to `size` bytes */
-  FPM_ARG_IN = 1,     /* an array the kernel reads */
-  FPM_ARG_OUT = 2,    /* an array the kernel writes (every element of the
-                         section of each iteration it runs) */
-  FPM_ARG_INOUT = 3,  /* an array the kernel reads and writes */
-  FPM_ARG_LOCAL = 4   /* __local scratch of `size` bytes per work-group */
-};
-
-/*
- * One kernel argument. For an array (IN, OUT, INOUT): `data` is its first
- * element, `size` the bytes of one element, `length` its elements, and the
- * section logical iteration k touches is elements
- *   [offset + k * stride, offset + k * stride + count)
- * as the pragma's `A[i*n : n]` says (the section of a chunk is the union of
- * its iterations'). stride = 0 makes the section the same for every
- * iteration: shared data, copied to each device once per loop call; with
- * stride = 0 and count = 0 it is the whole array. A written section must
- * move with k (stride > 0).
- */
-typedef struct fpm_arg {
-  int kind; /* enum fpm_arg_kind */
-  void *data;
-  size_t size;
-  int64_t length;
-  int64_t offset, stride, count;
-} fpm_arg;
 
 /* The OpenCL side of a loop. Zero-initialise, then set fields. */
 typedef struct fpm_kernel {

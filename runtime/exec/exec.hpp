@@ -15,8 +15,10 @@
 #pragma once
 
 #include "exec/devices.hpp"
+#include "fpm/fpm.h"
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 namespace fpm {
@@ -46,6 +48,9 @@ struct LoopCall {
   LoopBody body = nullptr;
   void *context = nullptr;
 
+  /// The arrays the iterations read and write (fpm_loop::data), checked by
+  /// checkLoopData(); empty when the loop did not say.
+  std::span<const fpm_arg> data;
   /// The OpenCL side, or null for a CPU-only loop.
   const KernelSpec *kernel = nullptr;
   /// The PEs that may take part (with a kernel).
