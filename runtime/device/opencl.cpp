@@ -6,6 +6,7 @@
 
 #include "device/opencl.hpp"
 #include "support/atomic_file.hpp"
+#include "support/hash.hpp"
 
 #include <CL/cl_ext.h>
 
@@ -313,13 +314,6 @@ private:
   std::uint64_t fnv_ = 0xcbf29ce484222325ULL;
   std::uint64_t other_ = 0x243f6a8885a308d3ULL;
 };
-
-std::uint64_t fnv1a(std::string_view bytes) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (char c : bytes)
-    hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  return hash;
-}
 
 // A cache file is this header and then the driver's binary. The header
 // catches a truncated or damaged file before the driver sees it: some

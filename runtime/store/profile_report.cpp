@@ -258,11 +258,25 @@ std::optional<ProfileFileName> parseProfileFileName(std::string_view name) {
   if (at == std::string_view::npos ||
       name.find('@', at + 1) != std::string_view::npos)
     return std::nullopt;
-  std::optional<std::string> loop = percentDecode(name.substr(0, at));
-  std::optional<std::string> device = percentDecode(name.substr(at + 1));
+  // A shortened name: its readable part, '~', 16 lower-case hex digits.
+  bool shortened = false;
+  auto decode = [&](std::string_view part) -> std::optional<std::string> {
+    const std::size_t tilde = part.find('~');
+    if (tilde == std::string_view::npos)
+      return percentDecode(part);
+    const std::string_view hash = part.substr(tilde + 1);
+    if (hash.size() != 16 || !std::all_of(hash.begin(), hash.end(), [](char c) {
+          return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+        }))
+      return std::nullopt;
+    shortened = true;
+    return percentDecode(part.substr(0, tilde));
+  };
+  std::optional<std::string> loop = decode(name.substr(0, at));
+  std::optional<std::string> device = decode(name.substr(at + 1));
   if (!loop || !device || loop->empty() || device->empty())
     return std::nullopt;
-  return ProfileFileName{std::move(*loop), std::move(*device)};
+  return ProfileFileName{std::move(*loop), std::move(*device), shortened};
 }
 
 ProfileListing listProfiles(const fs::path &dir,
@@ -305,7 +319,7 @@ ProfileListing listProfiles(const fs::path &dir,
                    "%XX for other bytes than A-Z a-z 0-9 . _ -)");
       continue;
     }
-    if (loop && name->loop != *loop)
+    if (loop && !name->shortened && name->loop != *loop)
       continue;
     if (!entry.is_regular_file(error)) {
       listing.problems.push_back(file + ": not a regular file");
@@ -313,6 +327,16 @@ ProfileListing listProfiles(const fs::path &dir,
     }
     try {
       Profile profile = readProfile(entry.path());
+      if (name->shortened) {
+        // The whole names are in the file; its name must be theirs.
+        if (profilePath(dir, profile.kernel, profile.device).filename() ==
+            entry.path().filename()) {
+          name->loop = profile.kernel;
+          name->device = profile.device;
+        }
+        if (loop && name->loop != *loop)
+          continue;
+      }
       if (profile.kernel != name->loop || profile.device != name->device) {
         listing.problems.push_back(file + ": holds the profile of loop '" +
                                    profile.kernel + "' on '" + profile.device +

@@ -27,6 +27,9 @@ namespace fpm {
 struct ProfileFileName {
   std::string loop;
   std::string device;
+  /// A name was too long for a file name and was shortened: the whole
+  /// names are only in the file (and loop/device hold what is readable).
+  bool shortened = false;
 };
 
 /// Parses a file name written by profilePath() back: `<loop>@<device>.json`

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "store/profile_store.hpp"
+#include "support/hash.hpp"
 
 #include <algorithm>
 #include <array>
@@ -246,9 +247,32 @@ fs::path profileDirectory() {
   return {};
 }
 
+namespace {
+
+/// One name in a profile's file name: percent-encoded, or, when that is
+/// longer than 100 bytes, its first bytes, '~' and a hash of the whole
+/// name, so that a file name (two of these, '@', ".json", and the atomic
+/// writer's and the lock's suffixes) stays below the 255 bytes a file
+/// system allows. '~' is never in an encoding, so it marks a shortened name.
+std::string fileNamePart(std::string_view name) {
+  constexpr std::size_t Longest = 100, Kept = 80;
+  std::string encoded = percentEncode(name);
+  if (encoded.size() <= Longest)
+    return encoded;
+  std::size_t cut = Kept; // not inside a %XX
+  while (encoded[cut - 1] == '%' || encoded[cut - 2] == '%')
+    --cut;
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(fnv1a(name)));
+  return encoded.substr(0, cut) + "~" + hash;
+}
+
+} // namespace
+
 fs::path profilePath(const fs::path &dir, std::string_view loop,
                      std::string_view device) {
-  return dir / (percentEncode(loop) + "@" + percentEncode(device) + ".json");
+  return dir / (fileNamePart(loop) + "@" + fileNamePart(device) + ".json");
 }
 
 double studentT975(std::int64_t df) {

@@ -38,7 +38,10 @@ std::filesystem::path profileDirectory();
 /// The file of one loop on one PE: `<loop>@<device>.json` in `dir`, where
 /// every byte outside [A-Za-z0-9._-] (the '@' and '%' included) is written
 /// as %XX. So every pair of names maps to its own file, reversibly, and a
-/// name never reaches outside `dir`.
+/// name never reaches outside `dir`. A name whose encoding is longer than
+/// 100 bytes is shortened to its first bytes, '~' and a 64-bit hash of it
+/// (file names have at most 255 bytes); the file's `kernel` and `device`
+/// fields still hold the whole names.
 std::filesystem::path profilePath(const std::filesystem::path &dir,
                                   std::string_view loop,
                                   std::string_view device);

@@ -2,6 +2,8 @@
 
 #include "store/profile_store.hpp"
 
+#include "store/profile_report.hpp"
+
 #include "model/profile.hpp"
 #include "support/atomic_file.hpp"
 
@@ -335,6 +337,65 @@ TEST(ProfileStoreLoad, ReportsEachBadFileOnce) {
     EXPECT_NE(err.find(c.problem), std::string::npos) << err;
     EXPECT_NE(err.find("; ignoring it\n"), std::string::npos) << err;
   }
+}
+
+TEST(ProfileStorePath, LongNamesAreShortenedToFilesOfTheirOwn) {
+  TempDir tmp;
+  ProfileStore store(tmp.path());
+  // Longer than a file name may be once encoded, differing only at the
+  // end; a multi-byte one whose cut must not split a %XX.
+  const std::string common(300, 'x');
+  std::string accents;
+  for (int i = 0; i < 60; ++i)
+    accents += "\xc3\xa9";
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {common + "1", "cpu"},
+      {common + "2", "cpu"},
+      {common + "1", "opencl0." + std::string(200, 'u') + "cu"},
+      {accents, "cpu"},
+      {"short", "cpu"}};
+  std::vector<fs::path> files;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto &[loop, device] = names[i];
+    const ProfilePoint points[] = {point(64, 1.0 + static_cast<double>(i))};
+    ASSERT_NO_THROW(store.merge(loop, device, "", points)) << i;
+    const fs::path file = profilePath(tmp.path(), loop, device);
+    EXPECT_LT(file.filename().string().size(), 255u - 12u) << i;
+    files.push_back(file);
+    const std::optional<Profile> loaded = store.load(loop, device);
+    ASSERT_TRUE(loaded) << i;
+    EXPECT_EQ(loaded->kernel, loop);
+    EXPECT_DOUBLE_EQ(loaded->points[0].time, 1.0 + static_cast<double>(i));
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(std::adjacent_find(files.begin(), files.end()), files.end());
+  // A shortened name keeps its readable beginning and is marked by '~'.
+  EXPECT_TRUE(profilePath(tmp.path(), common + "1", "cpu")
+                  .filename()
+                  .string()
+                  .starts_with(std::string(80, 'x') + "~"));
+  EXPECT_EQ(profilePath(tmp.path(), accents, "cpu").filename().string()[78],
+            '~'); // 26 whole %C3%A9 pairs, not a split one
+
+  // fpm-profile --show finds them by their whole names.
+  const ProfileListing all = listProfiles(tmp.path(), std::nullopt);
+  EXPECT_TRUE(all.problems.empty());
+  ASSERT_EQ(all.loops.size(), 4u);
+  const ProfileListing one = listProfiles(tmp.path(), common + "1");
+  ASSERT_EQ(one.loops.size(), 1u);
+  EXPECT_EQ(one.loops[0].loop, common + "1");
+  EXPECT_EQ(one.loops[0].profiles.size(), 2u);
+
+  // A shortened file holding another loop's profile is a problem, as a
+  // misnamed short one is.
+  fs::copy_file(profilePath(tmp.path(), common + "2", "cpu"),
+                tmp.path() /
+                    (std::string(80, 'x') + "~0123456789abcdef@cpu.json"));
+  const ProfileListing bad = listProfiles(tmp.path(), std::nullopt);
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_NE(bad.problems[0].find("not the one its name says"),
+            std::string::npos)
+      << bad.problems[0];
 }
 
 TEST(ProfileStoreMerge, CreatesTheFolderAndPoolsWithTheStoredFile) {
