@@ -16,6 +16,7 @@
 #include "exec/coexec.hpp"
 #include "exec/devices.hpp"
 #include "exec/exec.hpp"
+#include "profiling/benchmark.hpp"
 
 #include <cstdlib>
 #include <exception>
@@ -78,6 +79,17 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
     if (kernel && trip_count > 0)
       spec = fpm::makeKernelSpec(*kernel, trip_count);
     call.kernel = spec ? &*spec : nullptr;
+    if (info.data_count < 0)
+      throw std::invalid_argument("fpm_loop: data_count is negative (" +
+                                  std::to_string(info.data_count) + ")");
+    if (info.data_count > 0 && !info.data)
+      throw std::invalid_argument("fpm_loop: data_count is " +
+                                  std::to_string(info.data_count) +
+                                  " but data is NULL");
+    if (info.data_count > 0)
+      call.data = {info.data, static_cast<std::size_t>(info.data_count)};
+    if (trip_count > 0)
+      fpm::checkLoopData(call.data, trip_count);
 
     // Verbose notes only: built when they will be printed.
     std::string note;
@@ -92,6 +104,11 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
     }
 
     try {
+      // fpm-profile: benchmark the loop first (once per process).
+      if (trip_count > 0)
+        if (std::optional<fpm::BenchmarkSettings> settings =
+                fpm::benchmarkSettings())
+          fpm::benchmarkLoop(call, *settings);
       const fpm::LoopStatus status = fpm::runLoop(call);
       if (status == fpm::LoopStatus::Stopped)
         return fail(FPM_ERROR_STOPPED, "a body stopped the loop");

@@ -108,9 +108,8 @@ std::vector<InjectedFault> injectedFaults() {
         rest.resize(rest.size() - 5);
       }
       good = !rest.empty() && rest.size() < 9 &&
-             std::all_of(
-                 rest.begin(), rest.end(),
-                 [](char c) { return c >= '0' && c <= '9'; });
+             std::all_of(rest.begin(), rest.end(),
+                         [](char c) { return c >= '0' && c <= '9'; });
       if (good)
         fault.chunk = std::stoi(rest);
       good = good && !(fault.atWait && fault.chunk == 0);
@@ -947,15 +946,19 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
 // runCoexecution
 //===----------------------------------------------------------------------===//
 
-std::optional<LoopStatus> runCoexecution(const LoopCall &call,
-                                         std::string &note) {
-  const KernelSpec &kernel = *call.kernel;
-  const std::string key = loopKey(call);
-  const LoopSchedule schedule = parseLoopSchedule(call.schedule);
-  std::vector<InjectedFault> faults = injectedFaults();
-  if (call.verbose)
-    describeDevicesOnce();
+/// The devices a loop call runs on, opened, and the CPU team beside them.
+struct LoopDevices {
+  std::vector<DevicePe> devices; ///< empty: none usable (see the note)
+  int cpuWorkers = 0;            ///< the CPU PE's threads
+  int team = 0;                  ///< the whole team, host threads included
+};
 
+/// The devices `call` selects that did not fail for loop `key` before,
+/// opened (a CPU device narrowed to the cores the CPU team leaves free),
+/// one host thread each taken from the team. `note` says why there are
+/// none.
+LoopDevices openLoopDevices(const LoopCall &call, const std::string &key,
+                            std::string &note) {
   // The devices that take part: selected, not failed for this loop before.
   const std::vector<opencl::DeviceInfo> &found = opencl::devices();
   std::vector<std::size_t> chosen;
@@ -971,21 +974,23 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
   if (chosen.empty()) {
     note = found.empty() ? "no OpenCL device found"
                          : "no OpenCL device selected or usable";
-    return std::nullopt;
+    return {};
   }
   // One host thread per device, taken from the team; the CPU PE keeps the
   // rest, if it takes part.
   const int team = cpuThreads();
+  LoopDevices opened;
+  opened.team = team;
   if (static_cast<int>(chosen.size()) > team)
     chosen.resize(static_cast<std::size_t>(team));
-  const int cpuWorkers =
+  const int cpuWorkers = opened.cpuWorkers =
       call.devices.cpu ? team - static_cast<int>(chosen.size()) : 0;
   const int cpuDevices = static_cast<int>(
       std::count_if(chosen.begin(), chosen.end(),
                     [&](std::size_t i) { return found[i].isCpu; }));
   const unsigned units = cpuDeviceUnits(cpuWorkers, cpuDevices);
 
-  std::vector<DevicePe> devices;
+  std::vector<DevicePe> &devices = opened.devices;
   for (std::size_t i : chosen) {
     const std::size_t pipeline = pipelineDepth(found[i]); // may throw
     try {
@@ -1001,9 +1006,37 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
                      found[i].name.c_str(), error.what());
     }
   }
-  if (devices.empty()) {
+  if (devices.empty())
     note = "no OpenCL device could be opened";
+  return opened;
+}
+
+std::optional<LoopStatus> runCoexecution(const LoopCall &call,
+                                         std::string &note) {
+  const KernelSpec &kernel = *call.kernel;
+  const std::string key = loopKey(call);
+  const LoopSchedule schedule = parseLoopSchedule(call.schedule);
+  std::vector<InjectedFault> faults = injectedFaults();
+  if (call.verbose)
+    describeDevicesOnce();
+
+  LoopDevices opened = openLoopDevices(call, key, note);
+  if (opened.devices.empty())
     return std::nullopt;
+  std::vector<DevicePe> &devices = opened.devices;
+  const int team = opened.team;
+  int cpuWorkers = opened.cpuWorkers;
+  const std::vector<opencl::DeviceInfo> &found = opencl::devices();
+  if (!call.onlyPe.empty()) {
+    // A benchmark: the one PE alone, configured as for the whole call.
+    std::erase_if(devices, [&](const DevicePe &device) {
+      return device.profileId() != call.onlyPe;
+    });
+    if (call.onlyPe != "cpu")
+      cpuWorkers = 0;
+    if (devices.empty() && cpuWorkers == 0)
+      throw std::runtime_error("no PE '" + std::string(call.onlyPe) +
+                               "' takes part in this loop");
   }
 
   // PEs: the devices, then the CPU team. Speeds: what earlier calls of this
@@ -1295,7 +1328,21 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
                     samples);
     }
   }
+  if (!call.onlyPe.empty() && !run.failedDevices().empty())
+    throw std::runtime_error(std::string(call.onlyPe) +
+                             " failed while it was benchmarked");
   return run.stopped() ? LoopStatus::Stopped : LoopStatus::Completed;
+}
+
+std::vector<LoopPe> coexecutionPes(const LoopCall &call) {
+  std::string note;
+  const LoopDevices opened = openLoopDevices(call, loopKey(call), note);
+  std::vector<LoopPe> pes;
+  for (const DevicePe &device : opened.devices)
+    pes.push_back({device.profileId(), device.profileName(), 1});
+  if (!pes.empty() && opened.cpuWorkers > 0)
+    pes.push_back({"cpu", "1 OpenMP thread", opened.cpuWorkers});
+  return pes;
 }
 
 } // namespace fpm

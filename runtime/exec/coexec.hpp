@@ -74,6 +74,19 @@ struct KernelSpec {
 /// move with the iteration or overlaps the next one's, an unreadable file.
 KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount);
 
+/// A PE a loop call runs on, as the profile store names it.
+struct LoopPe {
+  std::string id;   ///< "cpu" (one OpenMP thread), "opencl0", "opencl0.1cu"
+  std::string name; ///< for people
+  int threads = 1;  ///< the CPU team's threads, for "cpu"
+};
+
+/// The PEs `call` (whose kernel and devices are set) would run on now: the
+/// OpenCL devices it selects that can be opened, then the CPU team when it
+/// takes part. Empty when no device can be used (the loop then runs on the
+/// CPU alone).
+std::vector<LoopPe> coexecutionPes(const LoopCall &call);
+
 /// Runs `call` (whose kernel and devices are set) over the CPU team and the
 /// OpenCL devices it selects. Returns nothing when no selected device can
 /// be used (the caller then runs the loop on the CPU alone, with `note`

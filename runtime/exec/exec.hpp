@@ -55,6 +55,11 @@ struct LoopCall {
   const KernelSpec *kernel = nullptr;
   /// The PEs that may take part (with a kernel).
   DeviceSelection devices{true, true, {}};
+  /// When set, only this PE (its profile id, coexecutionPes()) runs the
+  /// loop, configured as when all the selected PEs take part: fpm-profile's
+  /// benchmarks. A device that fails then throws std::runtime_error once
+  /// the call is over (its iterations still ran, on the CPU).
+  std::string_view onlyPe;
 
   /// Print on stderr, once per loop and split, how the loop was split.
   bool verbose = false;

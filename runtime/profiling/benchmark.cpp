@@ -1,0 +1,486 @@
+//===- profiling/benchmark.cpp - fpm-profile inside the program -----------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "profiling/benchmark.hpp"
+
+#include "exec/coexec.hpp"
+#include "exec/exec.hpp"
+#include "store/profile_store.hpp"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace fpm {
+
+//===----------------------------------------------------------------------===//
+// Settings.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+double parseNumber(std::string_view field, std::string_view text) {
+  const std::string value(text);
+  char *end = nullptr;
+  errno = 0;
+  const double number = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(number))
+    throw std::invalid_argument(std::string(field) + ": '" + value +
+                                "' is not a number");
+  return number;
+}
+
+int parseCount(std::string_view field, std::string_view text, int low) {
+  const double number = parseNumber(field, text);
+  if (number != std::floor(number) || number < low || number > 1e6)
+    throw std::invalid_argument(std::string(field) + ": '" + std::string(text) +
+                                "' is not an integer from " +
+                                std::to_string(low) + " to 1000000");
+  return static_cast<int>(number);
+}
+
+} // namespace
+
+BenchmarkSettings BenchmarkSettings::parse(std::string_view text) {
+  BenchmarkSettings settings;
+  if (text == "1")
+    return settings;
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view()
+                                           : text.substr(comma + 1);
+    const std::size_t equals = item.find('=');
+    if (equals == std::string_view::npos)
+      throw std::invalid_argument("expected field=value, got '" +
+                                  std::string(item) + "'");
+    const std::string_view field = item.substr(0, equals);
+    const std::string_view value = item.substr(equals + 1);
+    if (field == "points") {
+      settings.points = parseCount(field, value, 1);
+    } else if (field == "error") {
+      settings.error = parseNumber(field, value);
+      if (!(settings.error > 0 && settings.error < 1))
+        throw std::invalid_argument("error: '" + std::string(value) +
+                                    "' is not between 0 and 1");
+    } else if (field == "reps") {
+      const std::size_t colon = value.find(':');
+      if (colon == std::string_view::npos)
+        throw std::invalid_argument("reps: expected MIN:MAX, got '" +
+                                    std::string(value) + "'");
+      settings.minReps = parseCount(field, value.substr(0, colon), 1);
+      settings.maxReps = parseCount(field, value.substr(colon + 1), 1);
+      if (settings.minReps > settings.maxReps)
+        throw std::invalid_argument("reps: MIN is above MAX in '" +
+                                    std::string(value) + "'");
+    } else if (field == "time" || field == "budget") {
+      const double seconds = parseNumber(field, value);
+      if (!(seconds >= 0) || (field == "time" && seconds == 0))
+        throw std::invalid_argument(std::string(field) + ": '" +
+                                    std::string(value) +
+                                    "' is not a positive number of seconds");
+      (field == "time" ? settings.seconds : settings.budget) = seconds;
+    } else {
+      throw std::invalid_argument(
+          "unknown field '" + std::string(field) +
+          "' (expected points, error, reps, time or budget)");
+    }
+  }
+  return settings;
+}
+
+std::string BenchmarkSettings::format() const {
+  std::ostringstream out;
+  out << "points=" << points << ",error=" << error << ",reps=" << minReps << ':'
+      << maxReps << ",time=" << seconds << ",budget=" << budget;
+  return out.str();
+}
+
+std::optional<BenchmarkSettings> benchmarkSettings() {
+  const char *text = std::getenv("FPM_BENCHMARK");
+  if (!text || !*text || std::strcmp(text, "0") == 0)
+    return std::nullopt;
+  try {
+    return BenchmarkSettings::parse(text);
+  } catch (const std::invalid_argument &error) {
+    static std::once_flag once;
+    std::call_once(once, [&] {
+      std::fprintf(stderr,
+                   "fpm: FPM_BENCHMARK=\"%s\": %s; no loop is benchmarked\n",
+                   text, error.what());
+    });
+    return std::nullopt;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Sections.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// An fpm_arg's section of one iteration, normalised: stride 0 with count
+/// 0 is the whole array.
+struct Section {
+  std::int64_t offset, stride, count;
+  explicit Section(const fpm_arg &arg)
+      : offset(arg.offset), stride(arg.stride), count(arg.count) {
+    if (stride == 0 && count == 0) {
+      offset = 0;
+      count = arg.length;
+    }
+  }
+};
+
+} // namespace
+
+std::pair<std::int64_t, std::int64_t>
+sectionExtent(const fpm_arg &arg, std::int64_t begin, std::int64_t end) {
+  const Section section(arg);
+  const std::int64_t first = section.offset + begin * section.stride;
+  const std::int64_t last = section.offset + (end - 1) * section.stride;
+  return {std::min(first, last), std::max(first, last) + section.count};
+}
+
+void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount) {
+  for (std::size_t a = 0; a < data.size(); ++a) {
+    const fpm_arg &arg = data[a];
+    const std::string where = "fpm_loop data " + std::to_string(a) + ": ";
+    if (arg.kind != FPM_ARG_IN && arg.kind != FPM_ARG_OUT &&
+        arg.kind != FPM_ARG_INOUT)
+      throw std::invalid_argument(where + "kind " + std::to_string(arg.kind) +
+                                  " is not FPM_ARG_IN, FPM_ARG_OUT or "
+                                  "FPM_ARG_INOUT");
+    if (!arg.data || arg.size == 0 || arg.length <= 0)
+      throw std::invalid_argument(where + "an array needs data, an element "
+                                          "size and a length > 0");
+    const Section section(arg);
+    if (section.count <= 0)
+      throw std::invalid_argument(where + "a section of " +
+                                  std::to_string(section.count) + " elements");
+    // In 128 bits: offset + k * stride cannot overflow there.
+    const __int128 first = section.offset;
+    const __int128 last =
+        first + static_cast<__int128>(tripCount - 1) * section.stride;
+    const __int128 low = std::min(first, last);
+    const __int128 high = std::max(first, last) + section.count;
+    if (low < 0 || high > arg.length)
+      throw std::invalid_argument(
+          where + "the sections of iterations 0.." +
+          std::to_string(tripCount - 1) + " reach outside its " +
+          std::to_string(arg.length) + " elements (offset " +
+          std::to_string(section.offset) + ", stride " +
+          std::to_string(section.stride) + ", count " +
+          std::to_string(section.count) + ")");
+  }
+}
+
+namespace {
+
+/// A copy of what the written sections of iterations [0, iterations) hold,
+/// to put back after each benchmark run. Sections with gaps between
+/// iterations (|stride| > count) are copied section by section, so that
+/// elements the loop does not write are never touched: another thread of
+/// the program may own them.
+class SavedSections {
+public:
+  SavedSections(std::vector<fpm_arg> written, std::int64_t iterations)
+      : written_(std::move(written)) {
+    for (const fpm_arg &arg : written_) {
+      std::vector<std::byte> &copy = copies_.emplace_back();
+      forEachRange(arg, iterations, [&](std::byte *at, std::size_t bytes) {
+        copy.insert(copy.end(), at, at + bytes);
+      });
+    }
+  }
+
+  /// Puts back the sections of iterations [0, iterations).
+  void restore(std::int64_t iterations) const {
+    for (std::size_t a = 0; a < written_.size(); ++a) {
+      const std::byte *from = copies_[a].data();
+      forEachRange(written_[a], iterations,
+                   [&](std::byte *at, std::size_t bytes) {
+                     std::memcpy(at, from, bytes);
+                     from += bytes;
+                   });
+    }
+  }
+
+private:
+  template <class Use>
+  static void forEachRange(const fpm_arg &arg, std::int64_t iterations,
+                           Use &&use) {
+    auto *base = static_cast<std::byte *>(arg.data);
+    const Section section(arg);
+    const std::int64_t gap =
+        section.stride < 0 ? -section.stride : section.stride;
+    if (gap <= section.count) {
+      const auto [first, last] = sectionExtent(arg, 0, iterations);
+      use(base + first * static_cast<std::int64_t>(arg.size),
+          static_cast<std::size_t>(last - first) * arg.size);
+      return;
+    }
+    for (std::int64_t k = 0; k < iterations; ++k)
+      use(base + (section.offset + k * section.stride) *
+                     static_cast<std::int64_t>(arg.size),
+          static_cast<std::size_t>(section.count) * arg.size);
+  }
+
+  std::vector<fpm_arg> written_;
+  std::vector<std::vector<std::byte>> copies_;
+};
+
+/// What the loop writes: fpm_loop::data's out and inout sections, else the
+/// kernel's written arguments. Empty when it does not say.
+std::vector<fpm_arg> writtenSections(const LoopCall &call) {
+  std::vector<fpm_arg> written;
+  for (const fpm_arg &arg : call.data)
+    if (arg.kind == FPM_ARG_OUT || arg.kind == FPM_ARG_INOUT)
+      written.push_back(arg);
+  if (!call.data.empty() || !call.kernel)
+    return written;
+  for (const KernelArg &arg : call.kernel->args)
+    if (arg.writes())
+      written.push_back({FPM_ARG_INOUT, arg.data, arg.size, arg.length,
+                         arg.offset, arg.stride, arg.count});
+  return written;
+}
+
+std::string loopLabel(const LoopCall &call) {
+  std::string label = "loop '" + std::string(call.name) + "'";
+  if (!call.file.empty())
+    label +=
+        " (" + std::string(call.file) + ":" + std::to_string(call.line) + ")";
+  return label;
+}
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// The progress line on stderr: redrawn in place on a terminal, one line
+/// per PE otherwise (a log file gets no carriage returns).
+class Progress {
+public:
+  Progress(std::string label, std::string pe, std::size_t sizes)
+      : label_(std::move(label)), pe_(std::move(pe)), sizes_(sizes),
+        terminal_(isatty(STDERR_FILENO) == 1) {}
+
+  void point(std::size_t done, std::int64_t size, const ProfilePoint &last) {
+    if (!terminal_)
+      return;
+    constexpr std::size_t Width = 24;
+    const std::size_t filled = sizes_ ? done * Width / sizes_ : Width;
+    std::string bar(filled, '#');
+    bar.resize(Width, '.');
+    std::fprintf(stderr,
+                 "\rfpm-profile: %s on %s [%s] %zu/%zu sizes, %lld "
+                 "iterations: %.3g s x %lld\033[K",
+                 label_.c_str(), pe_.c_str(), bar.c_str(), done, sizes_,
+                 static_cast<long long>(size), last.time,
+                 static_cast<long long>(last.reps.value_or(1)));
+    std::fflush(stderr);
+  }
+
+  void done(std::size_t points, std::int64_t runs, double seconds,
+            std::string_view why) {
+    std::fprintf(stderr,
+                 "%sfpm-profile: %s on %s: %zu sizes, %lld runs, %.2g s%s%s\n",
+                 terminal_ ? "\r\033[K" : "", label_.c_str(), pe_.c_str(),
+                 points, static_cast<long long>(runs), seconds,
+                 why.empty() ? "" : "; ", std::string(why).c_str());
+  }
+
+private:
+  std::string label_, pe_;
+  std::size_t sizes_;
+  bool terminal_;
+};
+
+/// One benchmark run of `size` iterations per thread on the CPU team:
+/// `threads` threads each run their own iterations at once (as they do
+/// when the loop runs, sharing caches and memory bandwidth). Returns the
+/// mean of their times, or nothing when a body asked to stop.
+std::optional<double> runOnCpu(const LoopCall &call, int threads,
+                               std::int64_t size) {
+  std::vector<double> seconds(static_cast<std::size_t>(threads), 0.0);
+  bool stopped = false;
+#pragma omp parallel num_threads(threads) reduction(|| : stopped)
+  {
+    const int t = omp_get_thread_num();
+    const std::int64_t begin = t * size;
+#pragma omp barrier
+    const Clock::time_point start = Clock::now();
+    stopped = call.body(begin, begin + size, call.context) != 0;
+    seconds[static_cast<std::size_t>(t)] = secondsSince(start);
+  }
+  if (stopped)
+    return std::nullopt;
+  double sum = 0;
+  for (double s : seconds)
+    sum += s;
+  return sum / threads;
+}
+
+/// One benchmark run of `size` iterations on the OpenCL PE `pe` alone,
+/// through the executor (uploads, kernel, downloads: what a chunk costs).
+std::optional<double> runOnDevice(const LoopCall &call, const LoopPe &pe,
+                                  std::int64_t size) {
+  LoopCall one = call;
+  one.name = {}; // neither recorded online nor remembered as the loop's
+  one.schedule = "equal";
+  one.tripCount = size;
+  one.onlyPe = pe.id;
+  one.verbose = false;
+  one.note = {};
+  const Clock::time_point start = Clock::now();
+  if (runLoop(one) == LoopStatus::Stopped)
+    return std::nullopt;
+  return secondsSince(start);
+}
+
+/// The names benchmarked in this process.
+std::mutex benchmarkedMutex;
+std::set<std::string, std::less<>> benchmarked;
+
+} // namespace
+
+std::vector<std::int64_t> benchmarkSizes(std::int64_t grain,
+                                         std::int64_t maxSize, int points) {
+  std::vector<std::int64_t> sizes;
+  grain = std::max<std::int64_t>(grain, 1);
+  const std::int64_t top = maxSize / grain;
+  if (top < 1 || points < 1)
+    return sizes;
+  // Granule counts 1 .. top, geometric: small sizes are where speed
+  // functions bend (caches), so they get as many points as large ones.
+  for (int p = 0; p < points; ++p) {
+    const double fraction = points == 1 ? 1.0 : double(p) / (points - 1);
+    const auto granules = static_cast<std::int64_t>(
+        std::llround(std::pow(static_cast<double>(top), fraction)));
+    const std::int64_t size =
+        std::clamp<std::int64_t>(granules, 1, top) * grain;
+    if (sizes.empty() || size > sizes.back())
+      sizes.push_back(size);
+  }
+  return sizes;
+}
+
+void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
+  if (call.tripCount < 1)
+    return;
+  const std::string label = call.name.empty()
+                                ? "the loop at " + std::string(call.file) +
+                                      ":" + std::to_string(call.line)
+                                : loopLabel(call);
+  {
+    const std::lock_guard<std::mutex> lock(benchmarkedMutex);
+    const std::string key =
+        call.name.empty() ? "@" + label : std::string(call.name);
+    if (!benchmarked.insert(key).second)
+      return;
+  }
+  if (call.name.empty()) {
+    std::fprintf(stderr,
+                 "fpm-profile: %s has no name, so its profiles could not be "
+                 "found again; it is not benchmarked\n",
+                 label.c_str());
+    return;
+  }
+  std::vector<fpm_arg> written = writtenSections(call);
+  if (written.empty()) {
+    std::fprintf(
+        stderr,
+        "fpm-profile: %s does not say what it writes (no out or inout "
+        "clause whose sections move linearly with the loop variable): "
+        "running it more than once could change the program's results, so "
+        "it is not benchmarked; its runs are profiled online instead\n",
+        label.c_str());
+    return;
+  }
+
+  try {
+    std::vector<LoopPe> pes;
+    if (call.kernel && call.devices.wantsOpenCl())
+      pes = coexecutionPes(call);
+    if (pes.empty() && (call.devices.cpu || !call.kernel))
+      pes.push_back({"cpu", "1 OpenMP thread", cpuThreads()});
+    const std::int64_t grain = std::max<std::int64_t>(call.grain, 1);
+    const SavedSections saved(std::move(written), call.tripCount);
+    ProfileStore store(profileDirectory());
+
+    for (const LoopPe &pe : pes) {
+      const bool cpu = pe.id == "cpu";
+      const int threads = cpu ? std::max(pe.threads, 1) : 1;
+      const std::vector<std::int64_t> sizes =
+          benchmarkSizes(grain, call.tripCount / threads, settings.points);
+      Progress progress(label, pe.id, sizes.size());
+      std::vector<ProfilePoint> points;
+      std::int64_t runs = 0;
+      std::string why;
+      const Clock::time_point started = Clock::now();
+      for (std::int64_t size : sizes) {
+        Samples samples(grain, static_cast<std::size_t>(settings.maxReps));
+        const Clock::time_point pointStart = Clock::now();
+        std::optional<ProfilePoint> point;
+        for (int rep = 1; rep <= settings.maxReps; ++rep) {
+          std::optional<double> seconds;
+          try {
+            seconds = cpu ? runOnCpu(call, threads, size)
+                          : runOnDevice(call, pe, size);
+          } catch (...) {
+            saved.restore(call.tripCount);
+            throw;
+          }
+          saved.restore(size * threads);
+          ++runs;
+          if (!seconds) {
+            why = "a body stopped the loop";
+            break;
+          }
+          samples.add(size, *seconds);
+          point = samples.summarize().front();
+          const bool precise = rep >= settings.minReps && point->ci &&
+                               *point->ci <= settings.error * point->time;
+          if (precise || secondsSince(pointStart) >= settings.seconds)
+            break;
+        }
+        if (!why.empty())
+          break;
+        points.push_back(*point);
+        progress.point(points.size(), size, *point);
+        if (settings.budget > 0 && secondsSince(started) >= settings.budget) {
+          why = "stopped at its time budget";
+          break;
+        }
+      }
+      progress.done(points.size(), runs, secondsSince(started), why);
+      if (!points.empty())
+        store.merge(call.name, pe.id, pe.name, points);
+      if (why == "a body stopped the loop")
+        break;
+    }
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "fpm-profile: %s: benchmarking failed: %s\n",
+                 label.c_str(), error.what());
+  }
+}
+
+} // namespace fpm
