@@ -10,6 +10,7 @@
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
@@ -204,6 +205,8 @@ private:
   void reportDependences();
   bool checkGotos();
   bool checkInvariant(const Expr *E, StringRef What);
+  bool checkSections(StringRef Clause, ArrayRef<DataSection> Sections);
+  std::optional<const ValueDecl *> visibleDecl(StringRef Name) const;
 
   ASTContext &Ctx;
   SourceManager &SM;
@@ -555,6 +558,104 @@ void LoopCheck::reportDependences() {
   }
 }
 
+/// What Name means at the loop, found as the compiler would: the variable
+/// the body uses by that name; else a declaration of an enclosing block
+/// before the loop, a parameter, a member or a global. nullptr if it might
+/// be a member fpm cannot see (of a base class); nullopt if it names
+/// nothing.
+std::optional<const ValueDecl *> LoopCheck::visibleDecl(StringRef Name) const {
+  auto Use = llvm::find_if(Accesses, [&](const Access &A) {
+    return A.Var->getName() == Name && isOutsideLoop(A.Var);
+  });
+  if (Use != Accesses.end())
+    return Use->Var;
+  auto Named = [&](const ParmVarDecl *P) { return P->getName() == Name; };
+  SourceLocation ForBegin = SM.getExpansionLoc(For.getBeginLoc());
+  DynTypedNode Node = DynTypedNode::create(For);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Node);
+    if (Parents.empty())
+      break;
+    Node = Parents[0];
+    if (const auto *P = Node.get<Stmt>()) {
+      const VarDecl *Found = nullptr;
+      for (const Stmt *Child : P->children()) {
+        if (!Child)
+          continue;
+        if (!SM.isBeforeInTranslationUnit(
+                SM.getExpansionLoc(Child->getBeginLoc()), ForBegin))
+          break;
+        if (const auto *DS = dyn_cast<DeclStmt>(Child))
+          for (const Decl *D : DS->decls())
+            if (const auto *VD = dyn_cast<VarDecl>(D);
+                VD && VD->getName() == Name)
+              Found = VD;
+      }
+      if (Found)
+        return Found;
+      if (const auto *Lambda = dyn_cast<LambdaExpr>(P))
+        if (const ParmVarDecl *const *It =
+                llvm::find_if(Lambda->getCallOperator()->parameters(), Named);
+            It != Lambda->getCallOperator()->param_end())
+          return *It;
+    } else if (const auto *FD = Node.get<FunctionDecl>()) {
+      if (FD == &Fn)
+        break;
+      if (auto It = llvm::find_if(FD->parameters(), Named);
+          It != FD->param_end())
+        return *It;
+    }
+  }
+  if (auto It = llvm::find_if(Fn.parameters(), Named); It != Fn.param_end())
+    return *It;
+  bool InClass = false;
+  for (const DeclContext *DC = Fn.getDeclContext(); DC; DC = DC->getParent()) {
+    InClass |= isa<RecordDecl>(DC);
+    for (const NamedDecl *ND : DC->lookup(&Ctx.Idents.get(Name)))
+      if (isa<VarDecl, FieldDecl>(ND))
+        return cast<ValueDecl>(ND);
+  }
+  if (InClass)
+    return nullptr;
+  return std::nullopt;
+}
+
+/// The in, out and inout clauses name arrays or pointers the loop can see.
+bool LoopCheck::checkSections(StringRef Clause,
+                              ArrayRef<DataSection> Sections) {
+  bool SectionsOk = true;
+  for (const DataSection &Section : Sections) {
+    if (Section.ArrayIsMacro)
+      continue;
+    std::optional<const ValueDecl *> D = visibleDecl(Section.Array);
+    if (!D) {
+      report(Diags, Section.Loc, Level::Error,
+             "'%0' in '%1(...)' names no variable visible at the loop")
+          << Section.Array << Clause;
+      SectionsOk = false;
+      continue;
+    }
+    if (!*D)
+      continue;
+    QualType T = (*D)->getType().getNonReferenceType();
+    if (T->isPointerType() || T->isArrayType() || T->isDependentType())
+      continue;
+    if (T->isRecordType())
+      report(Diags, Section.Loc, Level::Error,
+             "'%0' in '%1(...)' is not an array or a pointer: its type is %2; "
+             "name a pointer to its elements instead")
+          << Section.Array << Clause << T;
+    else
+      report(Diags, Section.Loc, Level::Error,
+             "'%0' in '%1(...)' is not an array or a pointer: its type is %2")
+          << Section.Array << Clause << T;
+    report(Diags, (*D)->getLocation(), Level::Note, "'%0' is declared here")
+        << Section.Array;
+    SectionsOk = false;
+  }
+  return SectionsOk;
+}
+
 bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   if (!checkHeader(Loop))
     return false;
@@ -586,6 +687,9 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   }
   for (const VarDecl *VD : NestedInductionVars)
     Private.insert(VD);
+  Ok &= checkSections("in", Pragma.In);
+  Ok &= checkSections("out", Pragma.Out);
+  Ok &= checkSections("inout", Pragma.InOut);
 
   // Writes: never to the loop variable, to an outside scalar only if private.
   llvm::DenseSet<const VarDecl *> Reported;
@@ -634,6 +738,17 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
         A.Var->isLocalVarDeclOrParm() && !A.Var->isLocalExternDecl())
       Shared.insert(A.Var);
   Vars.Shared.assign(Shared.begin(), Shared.end());
+
+  llvm::SmallSetVector<const VarDecl *, 4> ClauseVars;
+  for (const auto *Sections : {&Pragma.In, &Pragma.Out, &Pragma.InOut})
+    for (const DataSection &Section : *Sections)
+      for (StringRef Name : Section.Names)
+        if (std::optional<const ValueDecl *> D = visibleDecl(Name); D && *D)
+          if (const auto *VD = dyn_cast<VarDecl>(*D);
+              VD && VD != Var && VD->isLocalVarDeclOrParm() &&
+              !VD->isLocalExternDecl())
+            ClauseVars.insert(VD);
+  Vars.ClauseVars.assign(ClauseVars.begin(), ClauseVars.end());
   return true;
 }
 

@@ -59,6 +59,11 @@ struct LoopVariables {
   /// Variables each iteration has its own copy of: the private clause's and
   /// the induction variables of nested loops (automatic privatization).
   llvm::SmallVector<const clang::VarDecl *, 4> Private;
+  /// Locals and parameters of the enclosing function that the in, out and
+  /// inout clauses name, other than the loop variable: a C loop nested in
+  /// another partitioned loop evaluates its sections in the outer one's
+  /// outlined body, which must declare them.
+  llvm::SmallVector<const clang::VarDecl *, 4> ClauseVars;
 };
 
 /// Checks For, which Pragma stands before, in Fn. Reports every violation as

@@ -27,6 +27,28 @@ StringRef identifierOf(const Token &Tok) {
   return "";
 }
 
+/// S with its line splices (backslash, newline) turned into spaces: a
+/// pragma's clauses may continue over several lines.
+std::string unsplice(StringRef S) {
+  std::string Out;
+  for (size_t I = 0; I < S.size(); ++I) {
+    if (S[I] == '\\') {
+      size_t J = I + 1;
+      while (J < S.size() && (S[J] == ' ' || S[J] == '\t'))
+        ++J;
+      if (J < S.size() && (S[J] == '\n' || S[J] == '\r')) {
+        if (S[J] == '\r' && J + 1 < S.size() && S[J + 1] == '\n')
+          ++J;
+        Out += ' ';
+        I = J;
+        continue;
+      }
+    }
+    Out += S[I];
+  }
+  return StringRef(Out).trim().str();
+}
+
 /// Parses the clause list of one pragma, reporting as it goes.
 class ClauseParser {
 public:
@@ -325,6 +347,7 @@ bool ClauseParser::parseSections(const Token &Clause, ArrayRef<Token> Args,
       return Fail(LocAt(Pos));
     ++Pos;
     unsigned Dims = 0;
+    std::string Lower, Length;
     while (Pos < Args.size() && Args[Pos].is(tok::l_square)) {
       // One [lower:length], with a ':' at depth 0 and something either side.
       size_t Open = Pos++;
@@ -342,14 +365,32 @@ bool ClauseParser::parseSections(const Token &Clause, ArrayRef<Token> Args,
       if (Pos == Args.size() || Args[Pos].isNot(tok::r_square) || !Colon ||
           Colon == Open + 1 || Colon + 1 == Pos)
         return Fail(Colon ? LocAt(Colon) : LocAt(Pos));
+      if (!Dims) {
+        Lower = unsplice(textBetween(Args[Open + 1].getLocation(),
+                                     Args[Colon].getLocation()));
+        Length = unsplice(textBetween(Args[Colon + 1].getLocation(),
+                                      Args[Pos].getLocation()));
+      }
       ++Pos;
       ++Dims;
     }
     if (!Dims)
       return Fail(LocAt(Pos));
-    Sections.push_back({identifierOf(Args[Begin]).str(),
-                        textBetween(Args[Begin].getLocation(), LocAt(Pos)),
-                        Args[Begin].getLocation()});
+    DataSection Section;
+    Section.Array = identifierOf(Args[Begin]).str();
+    Section.Text = unsplice(textBetween(Args[Begin].getLocation(), LocAt(Pos)));
+    Section.Lower = std::move(Lower);
+    Section.Length = std::move(Length);
+    Section.Dims = Dims;
+    Section.ArrayIsMacro = PP.isMacroDefined(Section.Array);
+    Section.Loc = Args[Begin].getLocation();
+    for (size_t I = Begin; I < Pos; ++I)
+      if (StringRef Id = identifierOf(Args[I]);
+          !Id.empty() &&
+          (I == Begin || !Args[I - 1].isOneOf(tok::period, tok::arrow)) &&
+          !llvm::is_contained(Section.Names, Id))
+        Section.Names.push_back(Id.str());
+    Sections.push_back(std::move(Section));
     if (Pos < Args.size()) {
       if (Args[Pos].isNot(tok::comma) || Pos + 1 == Args.size())
         return Fail(LocAt(Pos + (Args[Pos].is(tok::comma) ? 1 : 0)));

@@ -40,10 +40,21 @@ report(clang::DiagnosticsEngine &Diags, clang::SourceLocation Loc,
   return Diags.Report(Loc, Diags.getCustomDiagID(Level, Format));
 }
 
-/// One `array[lower:length]` of an in, out or inout clause, as written.
+/// One `array[lower:length]` of an in, out or inout clause, as written (line
+/// splices removed). A section of several dimensions, `A[i:1][0:m]`, keeps
+/// its first; the rewriter describes it by whole elements of A (rows).
 struct DataSection {
   std::string Array;
+  /// The whole section, `A[i*n:n]`.
   std::string Text;
+  /// The lower bound and the length of the first dimension.
+  std::string Lower, Length;
+  unsigned Dims = 1;
+  /// The array's name is a macro: it names no variable the checks can find.
+  bool ArrayIsMacro = false;
+  /// The identifiers of the section (not after `.` or `->`), the array's
+  /// first: the names it may use.
+  llvm::SmallVector<std::string, 2> Names;
   clang::SourceLocation Loc;
 };
 

@@ -160,12 +160,14 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
 
   // A partitioned loop inside another: in C++ the lambdas nest; in C the
   // inner one is rewritten first and its call moves with the outer one's
-  // outlined body. The body of the outer one starts at the inner one's
+  // outlined body, which must then also declare the names the inner one's
+  // data clauses use. The body of the outer one starts at the inner one's
   // pragma when it is the body.
   for (LoopRewrite &Outer : Loops) {
     SourceRange Body = Outer.Loop.For->getBody()->getSourceRange();
     SourceLocation BodyBegin = SM.getExpansionLoc(Body.getBegin());
     SourceLocation BodyEnd = SM.getExpansionRange(Body.getEnd()).getEnd();
+    SourceLocation ForBegin = SM.getExpansionLoc(Outer.Loop.For->getForLoc());
     for (const LoopRewrite &Inner : Loops) {
       SourceLocation Hash = Inner.Pragma->HashLoc;
       if (&Inner == &Outer ||
@@ -174,6 +176,16 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
         continue;
       if (SM.isBeforeInTranslationUnit(Hash, BodyBegin))
         Outer.BodyBegin = Hash;
+      LoopVariables &Vars = Outer.Vars;
+      for (const VarDecl *VD : Inner.Vars.ClauseVars) {
+        SourceLocation At = SM.getExpansionLoc(VD->getLocation());
+        bool Inside = !SM.isBeforeInTranslationUnit(At, ForBegin) &&
+                      !SM.isBeforeInTranslationUnit(BodyEnd, At);
+        if (!Inside && VD != Outer.Loop.Var &&
+            !llvm::is_contained(Vars.Private, VD) &&
+            !llvm::is_contained(Vars.Shared, VD))
+          Vars.Shared.push_back(VD);
+      }
     }
   }
   if (Diags.hasErrorOccurred())

@@ -265,17 +265,155 @@ bool LoopRewriter::rewrite(const LoopRewrite &L) {
   return Ok;
 }
 
+namespace {
+
+/// One section of the loop's in, out and inout clauses, as the runtime gets
+/// it.
+struct DataArg {
+  const DataSection *Section;
+  const char *Kind;   // FPM_ARG_IN, _OUT or _INOUT
+  std::string Clause; // `in(A[i*n:n])`, for comments
+};
+
+/// The sections of the in, out and inout clauses, in that order (each
+/// clause's in the order written). A section of several dimensions is
+/// described by whole elements of its first (rows): more than an `out`
+/// writes, so it is passed as INOUT.
+llvm::SmallVector<DataArg, 4> dataArgs(const PartitionPragma &P) {
+  llvm::SmallVector<DataArg, 4> Args;
+  auto Add = [&](ArrayRef<DataSection> Sections, const char *Kind,
+                 StringRef Clause) {
+    for (const DataSection &Section : Sections)
+      Args.push_back({&Section,
+                      Section.Dims > 1 && StringRef(Kind) == "FPM_ARG_OUT"
+                          ? "FPM_ARG_INOUT"
+                          : Kind,
+                      (Clause + "(" + Section.Text + ")").str()});
+  };
+  Add(P.In, "FPM_ARG_IN", "in");
+  Add(P.Out, "FPM_ARG_OUT", "out");
+  Add(P.InOut, "FPM_ARG_INOUT", "inout");
+  return Args;
+}
+
+/// Fills fpm_info<S>.data with the sections of the loop's data clauses, for
+/// fpm-profile (fpm_data<S>, declared at the start of the block). A section
+/// A[lo:len] names logical iteration k's elements through the loop variable
+/// Var, of type Type, computed from k as the body computes it; lo is taken
+/// at iterations 0, 1 and T-1, len at 0 and T-1 (T the trip count, > 0).
+/// Each section must be [offset + k*stride, +count) for one stride and one
+/// count > 0, checked at those iterations; if one is not, the loop gets no
+/// list at all: restoring only part of what a loop writes would change the
+/// program's results. `data` is A's element at the lowest lower bound, so
+/// that a pointer into an array may reach below itself.
+void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
+              const std::string &Type, const std::string &Var,
+              const std::string &S, const std::string &I64,
+              const std::string &U64) {
+  std::string Trip = "fpm_trip" + S, Lo = "fpm_lo" + S, Len = "fpm_len" + S,
+              Data = "fpm_data" + S, J = "fpm_j" + S, Linear = "fpm_linear" + S;
+  std::string N = std::to_string(Args.size());
+  OS << "  /* fpm-rewrite: the sections the loop reads and writes, for "
+        "fpm-profile */\n";
+  OS << "  if (" << Trip << " > 0) {\n";
+  OS << "    /* Each section's lower bound at iterations 0, 1 and T-1, its "
+        "length at 0 and T-1. */\n";
+  OS << "    " << I64 << " " << Lo << "[" << N << "][3], " << Len << "[" << N
+     << "][2];\n";
+  OS << "    int " << J << ", " << Linear << " = 1;\n";
+  struct Point {
+    std::string Guard, K, What;
+    int LoAt, LenAt;
+  };
+  const Point Points[] = {{"", "0", "iteration 0", 0, 0},
+                          {"if (" + Trip + " > 1) ", "1", "iteration 1", 1, -1},
+                          {"", "(" + Trip + " - 1)", "iteration T-1", 2, 1}};
+  for (const Point &At : Points) {
+    OS << "    " << At.Guard << "{ /* " << At.What << " */\n";
+    OS << "      " << Type << " " << Var << " = (" << Type << ")((" << U64
+       << ")fpm_lower" << S << " + (" << U64 << ")" << At.K << " * (" << U64
+       << ")fpm_step" << S << ");\n";
+    OS << "      (void)" << Var << ";\n";
+    for (size_t I = 0; I < Args.size(); ++I) {
+      const DataSection &Section = *Args[I].Section;
+      OS << "      " << Lo << "[" << I << "][" << At.LoAt << "] = (" << I64
+         << ")(" << Section.Lower << ");";
+      if (At.LoAt == 0)
+        OS << " /* " << commentSafe(Args[I].Clause) << " */";
+      OS << "\n";
+      if (At.LenAt >= 0)
+        OS << "      " << Len << "[" << I << "][" << At.LenAt << "] = (" << I64
+           << ")(" << Section.Length << ");\n";
+    }
+    OS << "    }\n";
+  }
+  std::string Elem = Data + "[" + J + "]";
+  OS << "    /* Iteration k's section is [offset + k*stride, +count) of the "
+        "`length`\n"
+        "       elements from data if the lower bound is affine in k and the "
+        "length\n"
+        "       the same: with every section so, the loop gets the list. */\n";
+  OS << "    for (" << J << " = 0; " << J << " < " << N << "; ++" << J
+     << ") {\n";
+  OS << "      const " << I64 << " fpm_e0 = " << Lo << "[" << J
+     << "][0], fpm_eL = " << Lo << "[" << J << "][2];\n";
+  OS << "      const " << I64 << " fpm_n = " << Len << "[" << J << "][0];\n";
+  OS << "      const " << I64 << " fpm_stride = " << Trip << " > 1 ? (" << I64
+     << ")((" << U64 << ")" << Lo << "[" << J << "][1] - (" << U64
+     << ")fpm_e0) : 0;\n";
+  OS << "      const " << I64
+     << " fpm_min = fpm_e0 < fpm_eL ? fpm_e0 : fpm_eL;\n";
+  OS << "      const " << I64
+     << " fpm_max = fpm_e0 < fpm_eL ? fpm_eL : fpm_e0;\n";
+  OS << "      if ((" << U64 << ")fpm_eL != (" << U64 << ")fpm_e0 + (" << U64
+     << ")(" << Trip << " - 1) * (" << U64 << ")fpm_stride ||\n";
+  OS << "          " << Len << "[" << J << "][1] != fpm_n || fpm_n <= 0)\n";
+  OS << "        " << Linear << " = 0;\n";
+  OS << "      " << Elem << ".offset = (" << I64 << ")((" << U64
+     << ")fpm_e0 - (" << U64 << ")fpm_min);\n";
+  OS << "      " << Elem << ".stride = fpm_stride;\n";
+  OS << "      " << Elem << ".count = fpm_n;\n";
+  OS << "      " << Elem << ".length = (" << I64 << ")((" << U64
+     << ")fpm_max - (" << U64 << ")fpm_min + (" << U64 << ")fpm_n);\n";
+  OS << "    }\n";
+  OS << "    if (" << Linear << ") {\n";
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const DataSection &Section = *Args[I].Section;
+    std::string E = Data + "[" + std::to_string(I) + "]";
+    OS << "      /* " << commentSafe(Args[I].Clause);
+    if (Section.Dims > 1)
+      OS << ", by whole elements of " << Section.Array
+         << (StringRef(Args[I].Clause).starts_with("out(")
+                 ? " (INOUT: they may be written in part)"
+                 : "");
+    OS << " */\n";
+    OS << "      " << E << ".kind = " << Args[I].Kind << ";\n";
+    OS << "      " << E << ".data = (void *)&" << Section.Array << "[" << Lo
+       << "[" << I << "][0] - " << E << ".offset];\n";
+    OS << "      " << E << ".size = sizeof(" << Section.Array << "[0]);\n";
+  }
+  OS << "      fpm_info" << S << ".data = " << Data << ";\n";
+  OS << "      fpm_info" << S << ".data_count = " << N << ";\n";
+  OS << "    }\n";
+  OS << "  }\n";
+}
+
+} // namespace
+
 /// The start of the block both languages share: the loop's parameters
-/// evaluated once, its trip count, its fpm_loop. Type is the loop
-/// variable's type; Zero the initialiser of a zeroed struct.
+/// evaluated once, its trip count, its fpm_loop with the sections of its
+/// data clauses. Type is the loop variable's type; Zero the initialiser of a
+/// zeroed struct.
 static void emitSetup(llvm::raw_ostream &OS, const LoopRewrite &L,
                       const std::string &Type, const std::string &Zero,
                       const std::string &ExtraDecls, const std::string &S,
-                      const std::string &I64, const std::string &Lower,
+                      const std::string &I64, const std::string &U64,
+                      const std::string &Var, const std::string &Lower,
                       const std::string &Bound, const std::string &Step,
                       const std::string &Compare, const std::string &File,
                       unsigned Line) {
   const PartitionPragma &P = *L.Pragma;
+  llvm::SmallVector<DataArg, 4> Data = dataArgs(P);
   OS << "  const " << Type << " fpm_lower" << S << " = (" << Type << ")("
      << Lower << ");\n";
   OS << "  const " << Type << " fpm_bound" << S << " = (" << Type << ")("
@@ -286,6 +424,8 @@ static void emitSetup(llvm::raw_ostream &OS, const LoopRewrite &L,
      << S << ", " << Compare << ", (" << Type << ")-1 > (" << Type << ")0);\n";
   OS << "  fpm_loop fpm_info" << S << " = " << Zero << ";\n";
   OS << ExtraDecls;
+  if (!Data.empty())
+    OS << "  fpm_arg fpm_data" << S << "[" << Data.size() << "];\n";
   OS << "  fpm_info" << S << ".name = \"" << escapeString(L.Name) << "\";\n";
   if (!P.Schedule.empty())
     OS << "  fpm_info" << S << ".schedule = \"" << escapeString(P.Schedule)
@@ -296,6 +436,8 @@ static void emitSetup(llvm::raw_ostream &OS, const LoopRewrite &L,
     OS << "  fpm_info" << S << ".grain = (" << I64 << ")(" << P.Grain << ");\n";
   OS << "  fpm_info" << S << ".file = \"" << escapeString(File) << "\";\n";
   OS << "  fpm_info" << S << ".line = " << Line << ";\n";
+  if (!Data.empty())
+    emitData(OS, Data, Type, Var, S, I64, U64);
 }
 
 bool LoopRewriter::rewriteCxx(const LoopRewrite &L, const LoopText &LT) {
@@ -322,8 +464,8 @@ bool LoopRewriter::rewriteCxx(const LoopRewrite &L, const LoopText &LT) {
   llvm::raw_string_ostream OS(Prefix);
   OS << "/* fpm-rewrite: " << commentSafe(L.Pragma->Text) << " */\n{\n";
   OS << "  using " << Alias << " = " << VarType << ";\n";
-  emitSetup(OS, L, Alias, "{}", "", S, LT.I64, LT.Lower, LT.Bound, LT.Step,
-            LT.Compare, LT.File, LT.Line);
+  emitSetup(OS, L, Alias, "{}", "", S, LT.I64, LT.U64, LT.VarName, LT.Lower,
+            LT.Bound, LT.Step, LT.Compare, LT.File, LT.Line);
   OS << "  ::fpm::parallelFor(fpm_info" << S << ", fpm_trip" << S
      << ", [&](std::int64_t fpm_begin, std::int64_t fpm_end) {\n";
   for (const VarDecl *VD : L.Vars.Private) {
@@ -518,8 +660,8 @@ bool LoopRewriter::rewriteC(const LoopRewrite &L, const LoopText &LT) {
   llvm::raw_string_ostream C(Call);
   C << "/* fpm-rewrite: " << commentSafe(L.Pragma->Text) << " */\n{\n";
   emitSetup(C, L, VarType, "{0}", "  struct fpm_ctx" + S + " " + Ctx_ + ";\n",
-            S, LT.I64, LT.Lower, LT.Bound, LT.Step, LT.Compare, LT.File,
-            LT.Line);
+            S, LT.I64, LT.U64, LT.VarName, LT.Lower, LT.Bound, LT.Step,
+            LT.Compare, LT.File, LT.Line);
   C << "  " << Ctx_ << ".fpm_lower = fpm_lower" << S << ";\n";
   C << "  " << Ctx_ << ".fpm_step = fpm_step" << S << ";\n";
   C << Sets;
