@@ -48,3 +48,14 @@ FPM_VERBOSE=1 FPM_TRACE=build/coexec-trace.json build/bin/fpm-example-coexec 102
 echo "   (a Chrome trace of every chunk and transfer: build/coexec-trace.json; open it in https://ui.perfetto.dev)"
 echo "-- the same loop, the device failing at its second chunk (FPM_INJECT_FAULT=opencl0:2)"
 FPM_INJECT_FAULT=opencl0:2 build/bin/fpm-example-coexec 512 2 2>&1
+
+echo
+echo "== Profiling on purpose: fpm-profile -- fpm-example-coexec"
+echo "   (each named loop benchmarked on every PE over a ladder of sizes at its first call,"
+echo "   its written sections saved and put back, so the program's result is unchanged)"
+rm -rf build/demo-profiles
+build/bin/fpm-profile --dir build/demo-profiles --points 6 --time 0.5 -- \
+  build/bin/fpm-example-coexec 512 3 2>&1
+build/bin/fpm-profile --show --dir build/demo-profiles
+build/bin/fpm-profile --plot build/demo-profiles/speeds.svg --dir build/demo-profiles
+echo "   (speed against size, one curve per PE: build/demo-profiles/speeds.svg)"
