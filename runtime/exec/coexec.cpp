@@ -8,6 +8,8 @@
 // device), fills a WorkPool by its schedule and the speeds the loop has
 // measured so far, and runs one OpenMP region in which threads
 // 0 .. devices-1 feed one device each and the others run the CPU body.
+// A loop called again and again with `auto` or `numerical` is split by
+// partial FPMs of what its PEs ran in the calls before (balance/).
 //
 // A device's host thread keeps two chunks in flight on three in-order
 // queues (upload, compute, download), so that the next chunk's upload
@@ -20,6 +22,7 @@
 
 #include "exec/coexec.hpp"
 
+#include "balance/balance.hpp"
 #include "device/opencl.hpp"
 #include "exec/schedule_string.hpp"
 #include "exec/work_pool.hpp"
@@ -138,6 +141,9 @@ struct LoopRecord {
   int calls = 0; ///< finished in this process
   std::set<std::string, std::less<>> failed;
   std::set<std::string, std::less<>> described; ///< verbose lines printed
+  /// The partial FPMs of `auto` and `numerical` calls, per set of PEs
+  /// (their ids): another set of PEs is another balancing problem.
+  std::map<std::string, LoadBalancer, std::less<>> balancers;
 };
 
 std::mutex recordsMutex;
@@ -390,6 +396,43 @@ struct WorkerLog {
   double rescueBusy = 0;
   std::int64_t rescueIterations = 0;
 };
+
+/// What each of the `live` PEs ran in a call and how long it was busy, for
+/// the partial FPMs: logs `0 .. devices-1` are the devices', the rest the
+/// CPU team's threads (pool PE `devices`), whose time is their mean busy
+/// time, as they run side by side. Tail stealing may have moved part of a
+/// share: what a PE ran is what counts. With `probe` > 0 (a loop's first
+/// call in this process) each worker's first chunk is left out of the
+/// speed, as it pays compiles and cold caches, and a PE that ran fewer
+/// iterations than `probe` teaches nothing (as for PeRecord).
+std::vector<Observation> observations(std::span<const WorkerLog> logs,
+                                      std::span<const PoolPe> pes,
+                                      std::span<const std::size_t> live,
+                                      std::int64_t probe) {
+  const std::size_t cpuPe = pes.size() - 1;
+  std::vector<std::int64_t> ran(pes.size(), 0), timed(pes.size(), 0);
+  std::vector<double> busy(pes.size(), 0);
+  for (std::size_t w = 0; w < logs.size(); ++w) {
+    const std::size_t pe = std::min(w, cpuPe);
+    const auto [iterations, seconds] =
+        probe > 0 ? logs[w].measured()
+                  : std::pair{logs[w].iterations, logs[w].busy};
+    ran[pe] += logs[w].iterations;
+    timed[pe] += iterations;
+    busy[pe] += seconds;
+  }
+  std::vector<Observation> result;
+  for (std::size_t pe : live) {
+    Observation observation;
+    if (timed[pe] > 0 && busy[pe] > 0 && ran[pe] >= probe) {
+      const double seconds = busy[pe] / std::max(pes[pe].workers, 1);
+      observation = {ran[pe], seconds * static_cast<double>(ran[pe]) /
+                                  static_cast<double>(timed[pe])};
+    }
+    result.push_back(observation);
+  }
+  return result;
+}
 
 class Call {
 public:
@@ -1117,16 +1160,49 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
         return pe.workers > 0 && pe.guessed;
       });
 
-  // The plan. `auto`: with stored FPMs of every PE, the exact optimum when
-  // it is cheap, else WDAH; with speeds measured in this process, a split
-  // by them; else the weighted guided schedule, which measures as it goes.
+  // Repeated calls of `auto` and `numerical` over several PEs balance with
+  // partial FPMs (balance/): each call adds what every PE ran to its
+  // model, and from the second call in this process over this set of PEs
+  // on, the split is the numerical partitioner's on those models. Stored
+  // FPMs seed them. `cpm` stays on one measured speed per PE: it is the
+  // traditional baseline (seed 002, Fig. 8).
+  const Partitioner *numerical = findPartitioner("numerical");
   const bool automatic = schedule.automatic;
+  const bool balancing =
+      (automatic || schedule.partitioner == numerical) && live.size() > 1;
+  std::string balanceKey;
+  for (std::size_t p : live)
+    balanceKey += (p == cpuPe ? "cpu*" + std::to_string(cpuWorkers)
+                              : devices[p].profileId()) +
+                  " ";
+  std::optional<LoadBalancer> balancer; // a copy, for this call's split
+  if (balancing) {
+    const std::lock_guard<std::mutex> lock(recordsMutex);
+    auto &balancers = recordFor(key).balancers;
+    auto it = balancers.find(balanceKey);
+    if (it == balancers.end()) {
+      it = balancers.emplace(balanceKey, LoadBalancer(live.size())).first;
+      for (std::size_t i = 0; i < models.size(); ++i)
+        it->second.seed(i, models[i].points);
+    }
+    if (it->second.observed() > 0 && it->second.ready())
+      balancer = it->second;
+  }
+  const bool partial = balancer.has_value();
+
+  // The plan. `auto`: on partial FPMs, as above; else, with stored FPMs of
+  // every PE, the exact optimum when it is cheap, else WDAH; with speeds
+  // measured in this process, a split by them; else the weighted guided
+  // schedule, which measures as it goes.
   const bool isStatic =
-      automatic ? measured : schedule.kind == LoopSchedule::Kind::Static;
+      partial ||
+      (automatic ? measured : schedule.kind == LoopSchedule::Kind::Static);
   const std::int64_t grain = std::max<std::int64_t>(call.grain, 1);
   std::int64_t granule = (WorkGroupSize + grain - 1) / grain * grain;
   const Partitioner *partitioner = schedule.partitioner;
-  if (automatic)
+  if (partial)
+    partitioner = numerical;
+  else if (automatic)
     partitioner = !modelled ? findPartitioner("cpm")
                   : call.tripCount / granule <= 1024
                       ? findPartitioner("optimal")
@@ -1138,25 +1214,29 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
 
   std::vector<std::int64_t> planned(pes.size(), 0);
   if (isStatic) {
-    // The stored FPMs, else constant-speed profiles of the speeds above.
-    std::vector<Profile> profiles = models;
-    const std::int64_t largest = std::max<std::int64_t>(call.tripCount, 2);
-    if (!modelled)
-      for (std::size_t p : live) {
-        Profile profile;
-        profile.kernel = key;
-        profile.device = ids[p];
-        profile.points = {
-            {1, 1.0 / pes[p].speed, {}, {}},
-            {largest, static_cast<double>(largest) / pes[p].speed, {}, {}}};
-        profiles.push_back(std::move(profile));
-      }
     PartitionRequest request;
     request.size = call.tripCount;
     request.granularity = granule;
     request.backtrack = schedule.backtrack;
+    // The partial FPMs; else the stored FPMs, else constant-speed profiles
+    // of the speeds above.
+    auto modelledSplit = [&] {
+      std::vector<Profile> profiles = models;
+      const std::int64_t largest = std::max<std::int64_t>(call.tripCount, 2);
+      if (!modelled)
+        for (std::size_t p : live) {
+          Profile profile;
+          profile.kernel = key;
+          profile.device = ids[p];
+          profile.points = {
+              {1, 1.0 / pes[p].speed, {}, {}},
+              {largest, static_cast<double>(largest) / pes[p].speed, {}, {}}};
+          profiles.push_back(std::move(profile));
+        }
+      return partition(*partitioner, CostModel(std::move(profiles)), request);
+    };
     const Distribution distribution =
-        partition(*partitioner, CostModel(std::move(profiles)), request);
+        partial ? balancer->split(request) : modelledSplit();
     std::int64_t begin = 0;
     for (std::size_t i = 0; i < live.size(); ++i)
       for (std::int64_t size : distribution.packages[i]) {
@@ -1196,7 +1276,9 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
     std::ostringstream line;
     line << "fpm: " << loopLabel(call) << ": " << call.tripCount
          << " iterations, schedule " << schedule.text;
-    if (automatic)
+    if (partial)
+      line << " (numerical on partial FPMs, refined at every call)";
+    else if (automatic)
       line << " ("
            << (!isStatic ? std::string("gss: no speeds measured yet")
                : modelled
@@ -1242,7 +1324,9 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
     if (recordFor(key)
             .described
             .insert(schedule.text + "|" + std::to_string(call.tripCount) +
-                    (isStatic ? "|static" : "|dynamic"))
+                    (partial    ? "|partial"
+                     : isStatic ? "|static"
+                                : "|dynamic"))
             .second)
       std::fputs(text.c_str(), stderr);
   }
@@ -1277,6 +1361,7 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
   // What this call measured, for the next one, and the verbose report.
   trace::CallStats stats(call.name.empty() ? key : std::string(call.name));
   bool firstCall = false;
+  std::vector<std::size_t> changed; // PEs whose partial FPM restarted
   {
     const std::lock_guard<std::mutex> lock(recordsMutex);
     LoopRecord &record = recordFor(key);
@@ -1305,8 +1390,19 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
     for (const auto &[device, total] : busy)
       stats.busy(device, total.first, total.second);
     firstCall = record.calls++ == 0;
+    if (auto it = record.balancers.find(balanceKey);
+        balancing && it != record.balancers.end() &&
+        run.failedDevices().empty() && !run.stopped())
+      changed = it->second.observe(
+          observations(run.logs(), pes, live, firstCall ? probe : 0));
   }
   stats.finish(seconds(finished - started));
+  if (call.verbose)
+    for (std::size_t i : changed)
+      std::fprintf(stderr,
+                   "fpm: %s: %s no longer runs at the speed its partial FPM "
+                   "says; the model starts again from its last calls\n",
+                   loopLabel(call).c_str(), ids[live[i]].c_str());
 
   // Online profiling of a named loop: every chunk's size and time, but a
   // worker's first chunk of the loop's first call in this process, which

@@ -1369,4 +1369,40 @@ TEST_F(CoexecTest, CorruptStoredProfileIsReportedAndIgnored) {
   }
 }
 
+TEST_F(CoexecTest, RepeatedLoopTurnsStaticOnPartialFpms) {
+  // A loop called again and again: auto's first call runs the weighted
+  // guided schedule, which measures every PE, numerical's the split by
+  // the speeds it has (none yet: even, as seed 002's first iteration);
+  // every later call splits by the partial FPMs of what each PE ran,
+  // refined at every call. Every call runs every iteration exactly once.
+  ScopedEnv units("FPM_OPENCL_CPU_UNITS", "1");
+  ScopedEnv verbose("FPM_VERBOSE", "1");
+  for (const char *schedule : {"auto", "numerical"}) {
+    SCOPED_TRACE(schedule);
+    const std::string name = std::string("coexec.repeated.") + schedule;
+    testing::internal::CaptureStderr();
+    for (int call = 0; call < 8; ++call) {
+      Increment state(1 << 16);
+      // The CPU's first chunk waits: the device surely runs some of the
+      // first call, and so is measured.
+      state.cpu.reset(call == 0 ? 1 : 0);
+      const int status = runIncrement(name, schedule, state);
+      EXPECT_EQ(status, FPM_OK) << fpm_last_error();
+      EXPECT_EQ(state.problem(), "") << "call " << call;
+      if (status != FPM_OK)
+        break;
+    }
+    const std::string err = testing::internal::GetCapturedStderr();
+    if (std::string(schedule) == "auto")
+      EXPECT_EQ(linesWith(err, {name.c_str(), "gss: no speeds measured yet"}),
+                1)
+          << err;
+    // Printed once, when it starts; the split is static.
+    EXPECT_EQ(linesWith(err, {name.c_str(), "numerical on partial FPMs",
+                              "split: opencl0"}),
+              1)
+        << err;
+  }
+}
+
 } // namespace
