@@ -15,6 +15,14 @@
 // use so that a body that calls the runtime again on the same thread gets a
 // plan of its own.
 //
+// Online profiling of a named loop (store/online_profiles.hpp): a call the
+// loop's recorder says is due (one per millisecond at most, never the
+// loop's first) has each thread time its whole share, and adds one sample
+// per thread, its iterations and busy time, to the loop's `cpu` profile
+// (one thread's). Any other call costs a lookup in a small per-thread cache
+// and, while calls are timed or now and then when they are not, a clock
+// read and an atomic load.
+//
 //===----------------------------------------------------------------------===//
 
 #include "exec/exec.hpp"
@@ -23,6 +31,7 @@
 #include "exec/schedule_string.hpp"
 #include "partition/partition.hpp"
 #include "schedule/schedule.hpp"
+#include "store/online_profiles.hpp"
 #include "trace/trace.hpp"
 
 #include <omp.h>
@@ -52,6 +61,11 @@ constexpr std::int64_t StaticUnits = std::int64_t{1} << 20;
 
 /// How many plans each thread keeps: a program's hot loops, roughly.
 constexpr std::size_t PlanCacheSize = 8;
+/// How many loop names' profile recorders each thread keeps at hand.
+constexpr std::size_t RecorderCacheSize = 8;
+/// The most calls of a named loop between two clock reads that ask whether
+/// to time a call (a read costs as much as ~20% of a one-thread call).
+constexpr std::uint32_t MaxAskStride = 256;
 
 /// The most chunk or package sizes a verbose line lists.
 constexpr std::size_t VerboseListed = 8;
@@ -79,6 +93,10 @@ struct Plan {
   /// in iterations, laid out PE after PE.
   std::vector<Chunk> packages;
   std::vector<std::size_t> firstPackage;
+
+  /// Per thread, the iterations it ran and its busy time in a call that is
+  /// profiled (one slot each, so that the call allocates nothing).
+  std::vector<Sample> timings;
 
   bool inUse = false;
   std::uint64_t lastUse = 0;
@@ -166,6 +184,7 @@ std::unique_ptr<Plan> buildPlan(std::string_view text, std::int64_t tripCount,
   plan->grain = grain;
   plan->threads = threads;
   plan->schedule = parseLoopSchedule(text);
+  plan->timings.resize(static_cast<std::size_t>(threads));
   if (plan->schedule.kind == LoopSchedule::Kind::Static) {
     buildStatic(*plan);
   } else {
@@ -243,7 +262,7 @@ std::string describe(const Plan &plan) {
       << ", schedule " << plan.schedule.text;
   if (plan.schedule.automatic)
     out << " (" << plan.schedule.partitioner->name
-        << ": no stored profiles yet)";
+        << ": the CPU threads are alike)";
   out << " on " << plan.threads << " CPU thread"
       << (plan.threads == 1 ? "" : "s");
   if (plan.granule > 1)
@@ -339,6 +358,83 @@ struct Recording {
   std::vector<ThreadLog> threads;
 };
 
+/// A named loop's profile recorder as one thread keeps it, and how often
+/// this thread asks it whether a call is due: every call while calls are
+/// timed, else every `stride` calls or so (up to MaxAskStride), so that a
+/// loop of microsecond calls does not read the clock each time.
+struct RecorderSlot {
+  const char *name = nullptr;
+  ProfileRecorder *recorder = nullptr;
+  std::uint32_t skip = 0;   ///< calls left before the next ask
+  std::uint32_t stride = 0; ///< the mean calls between asks; 0: none yet
+};
+
+/// The slot of the loop named `name` (not empty), from a small per-thread
+/// cache: names are usually string literals, so the slot whose pointer
+/// matches is tried first; the text decides.
+RecorderSlot &recorderFor(std::string_view name) {
+  thread_local std::array<RecorderSlot, RecorderCacheSize> slots;
+  thread_local std::size_t replace = 0;
+  for (RecorderSlot &slot : slots)
+    if (slot.name == name.data() && slot.recorder->loop() == name)
+      return slot;
+  for (RecorderSlot &slot : slots)
+    if (slot.recorder && slot.recorder->loop() == name) {
+      slot.name = name.data();
+      return slot;
+    }
+  RecorderSlot &slot = slots[replace];
+  replace = (replace + 1) % slots.size();
+  slot = {name.data(), &profileRecorder(name, CpuProfileId, CpuProfileName)};
+  return slot;
+}
+
+/// Whether this call of the slot's loop is to be timed (its recorder's
+/// due()); `now` is trace::now() when the caller has read it, else < 0.
+/// Asks are spaced at random around the stride, so that a program that
+/// alternates shapes has each of them timed.
+bool timeThisCall(RecorderSlot &slot, std::int64_t now) {
+  if (slot.skip > 0) {
+    --slot.skip;
+    return false;
+  }
+  const bool due = slot.recorder->due(now >= 0 ? now : trace::now());
+  // A thread's first ask says nothing of the rate of calls (and the loop's
+  // first call is never due).
+  if (slot.stride == 0)
+    slot.stride = 1;
+  else
+    slot.stride = due ? std::max<std::uint32_t>(slot.stride / 2, 1)
+                      : std::min<std::uint32_t>(slot.stride * 2, MaxAskStride);
+  if (slot.stride > 1) {
+    thread_local std::uint32_t random = 2463534242u; // xorshift32
+    random ^= random << 13;
+    random ^= random >> 17;
+    random ^= random << 5;
+    slot.skip = slot.stride / 2 + random % slot.stride;
+  }
+  return due;
+}
+
+/// One thread's iterations and busy time over its whole share of a call,
+/// written to `slot` at the end; nothing when `slot` is null.
+class ShareTimer {
+public:
+  explicit ShareTimer(Sample *slot)
+      : slot_(slot), start_(slot ? trace::now() : 0) {}
+  ShareTimer(const ShareTimer &) = delete;
+  ShareTimer &operator=(const ShareTimer &) = delete;
+  ~ShareTimer() {
+    if (slot_)
+      *slot_ = {iterations, static_cast<double>(trace::now() - start_) * 1e-9};
+  }
+  std::int64_t iterations = 0;
+
+private:
+  Sample *slot_;
+  std::int64_t start_;
+};
+
 /// Runs one chunk; true when the loop must stop.
 inline bool runChunk(const LoopCall &call, std::int64_t begin, std::int64_t end,
                      std::atomic<bool> &stop, Recording *recording,
@@ -367,7 +463,8 @@ inline bool runChunk(const LoopCall &call, std::int64_t begin, std::int64_t end,
 /// One thread's share of a self-scheduled loop.
 void drawChunks(const LoopCall &call, const Plan &plan,
                 ChunkGenerator &generator, int worker, std::atomic<bool> &stop,
-                Recording *recording) {
+                Recording *recording, Sample *timings) {
+  ShareTimer timer(timings ? timings + worker : nullptr);
   const std::int64_t units = generator.iterations();
   while (!stop.load(std::memory_order_relaxed)) {
     const std::optional<Chunk> chunk = generator.next(worker);
@@ -379,6 +476,7 @@ void drawChunks(const LoopCall &call, const Plan &plan,
     const std::int64_t begin = chunk->begin * plan.granule;
     const std::int64_t end =
         unitEnd >= units ? call.tripCount : unitEnd * plan.granule;
+    timer.iterations += end - begin;
     if (runChunk(call, begin, end, stop, recording, worker))
       return;
   }
@@ -387,7 +485,9 @@ void drawChunks(const LoopCall &call, const Plan &plan,
 /// The packages of PEs worker, worker + team, ...: all of them when the team
 /// came out smaller than planned.
 void runPackages(const LoopCall &call, const Plan &plan, int worker, int team,
-                 std::atomic<bool> &stop, Recording *recording) {
+                 std::atomic<bool> &stop, Recording *recording,
+                 Sample *timings) {
+  ShareTimer timer(timings ? timings + worker : nullptr);
   const auto pes = static_cast<int>(plan.firstPackage.size()) - 1;
   for (int pe = worker; pe < pes; pe += team)
     for (std::size_t i = plan.firstPackage[static_cast<std::size_t>(pe)];
@@ -395,6 +495,7 @@ void runPackages(const LoopCall &call, const Plan &plan, int worker, int team,
       if (stop.load(std::memory_order_relaxed))
         return;
       const Chunk &package = plan.packages[i];
+      timer.iterations += package.size;
       if (runChunk(call, package.begin, package.begin + package.size, stop,
                    recording, worker))
         return;
@@ -477,23 +578,41 @@ LoopStatus runLoop(const LoopCall &call) {
   Recording *record = recording ? &*recording : nullptr;
   const std::int64_t started = record ? trace::now() : 0;
 
+  // Online profiling: when this call is due, each thread's share.
+  ProfileRecorder *recorder = nullptr;
+  Sample *timings = nullptr;
+  if (!call.name.empty()) {
+    RecorderSlot &slot = recorderFor(call.name);
+    if (timeThisCall(slot, record ? started : -1)) {
+      recorder = slot.recorder;
+      // A thread of a smaller team than planned leaves its slot empty.
+      std::fill(plan.timings.begin(), plan.timings.end(), Sample{0, 0.0});
+      timings = plan.timings.data();
+    }
+  }
+
   std::atomic<bool> stop{false};
   if (plan.generator) {
     ChunkGenerator &generator = *plan.generator;
     generator.reset();
     if (threads == 1) {
-      drawChunks(call, plan, generator, 0, stop, record);
+      drawChunks(call, plan, generator, 0, stop, record, timings);
     } else {
 #pragma omp parallel num_threads(threads)
-      drawChunks(call, plan, generator, omp_get_thread_num(), stop, record);
+      drawChunks(call, plan, generator, omp_get_thread_num(), stop, record,
+                 timings);
     }
   } else if (threads == 1) {
-    runPackages(call, plan, 0, 1, stop, record);
+    runPackages(call, plan, 0, 1, stop, record, timings);
   } else {
 #pragma omp parallel num_threads(threads)
     runPackages(call, plan, omp_get_thread_num(), omp_get_num_threads(), stop,
-                record);
+                record, timings);
   }
+  const bool stopped = stop.load(std::memory_order_relaxed);
+  // A stopped call's shares are cut short where a body failed: not kept.
+  if (recorder && !stopped)
+    recorder->record(plan.granule, plan.timings, trace::now());
   if (record) {
     // The CPU team is one PE: its busy time is its threads' mean.
     trace::CallStats stats{std::string(record->loop)};
@@ -506,8 +625,7 @@ LoopStatus runLoop(const LoopCall &call) {
     stats.busy("cpu", busy / threads, iterations);
     stats.finish(static_cast<double>(trace::now() - started) * 1e-9);
   }
-  return stop.load(std::memory_order_relaxed) ? LoopStatus::Stopped
-                                              : LoopStatus::Completed;
+  return stopped ? LoopStatus::Stopped : LoopStatus::Completed;
 }
 
 } // namespace fpm

@@ -9,11 +9,17 @@
 #include "store/profile_store.hpp"
 #include "trace/trace.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <tuple>
 #include <vector>
@@ -31,6 +37,27 @@ double seconds(std::int64_t nanoseconds) {
 //===----------------------------------------------------------------------===//
 
 constexpr double FlushSeconds = 30;
+
+/// `size` rounded to the nearest multiple of `grain` (at least one), and
+/// from 32 grains on to 5 significant bits of grains (ProfileRecorder).
+std::int64_t coarseBucket(std::int64_t size, std::int64_t grain) {
+  grain = std::max<std::int64_t>(grain, 1);
+  // Halves up, without the overflow of size + grain / 2.
+  std::int64_t units = size / grain;
+  if (2 * (size % grain) >= grain)
+    ++units;
+  units = std::max<std::int64_t>(units, 1);
+  const int drop = std::bit_width(static_cast<std::uint64_t>(units)) - 5;
+  if (drop > 0) {
+    const std::int64_t half = std::int64_t{1} << (drop - 1);
+    units = (units >> drop) + ((units & (2 * half - 1)) >= half ? 1 : 0);
+    units <<= drop;
+  }
+  // Overflow only past 2^62 iterations: keep the exact multiple there.
+  return units <= std::numeric_limits<std::int64_t>::max() / grain
+             ? units * grain
+             : size / grain * grain;
+}
 
 class OnlineProfiles {
 public:
@@ -63,19 +90,39 @@ public:
   void record(const std::string &loop, const std::string &device,
               const std::string &deviceName, std::int64_t grain,
               std::span<const Sample> samples) {
-    bool due = false;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       auto [entry, fresh] = entries_.try_emplace(std::make_pair(loop, device),
                                                  deviceName, Samples(grain));
       for (const auto &[size, time] : samples)
         entry->second.samples.add(size, time);
-      const std::int64_t now = trace::now();
-      due = lastFlush_ != 0 && seconds(now - lastFlush_) > FlushSeconds;
-      if (lastFlush_ == 0)
-        lastFlush_ = now;
     }
-    if (due)
+    flushIfDue(trace::now());
+  }
+
+  ProfileRecorder &recorder(std::string_view loop, std::string_view device,
+                            std::string_view deviceName) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto key = std::make_pair(std::string(loop), std::string(device));
+    std::unique_ptr<ProfileRecorder> &slot = recorders_[key];
+    if (!slot)
+      slot = std::make_unique<ProfileRecorder>(
+          std::move(key.first), std::move(key.second), std::string(deviceName));
+    return *slot;
+  }
+
+  /// Flushes when FlushSeconds have passed since the last flush, or since
+  /// the first timing before the first: on whichever thread records then,
+  /// which one atomic load decides for the others.
+  void flushIfDue(std::int64_t now) {
+    std::int64_t last = lastFlush_.load(std::memory_order_relaxed);
+    if (last == 0) {
+      lastFlush_.compare_exchange_strong(last, now, std::memory_order_relaxed);
+      return;
+    }
+    if (seconds(now - last) > FlushSeconds &&
+        lastFlush_.compare_exchange_strong(last, now,
+                                           std::memory_order_relaxed))
       flush();
   }
 
@@ -86,13 +133,19 @@ public:
         points;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
-      lastFlush_ = trace::now();
+      lastFlush_.store(trace::now(), std::memory_order_relaxed);
       for (auto &[key, entry] : entries_)
         if (!entry.samples.empty()) {
           points.emplace_back(key.first, key.second, entry.deviceName,
                               entry.samples.summarize());
           entry.samples.clear();
         }
+      // Each recorder under its own lock, taken after this one (record()
+      // never holds it while it flushes).
+      for (auto &[key, recorder] : recorders_)
+        if (std::vector<ProfilePoint> taken = recorder->take(); !taken.empty())
+          points.emplace_back(key.first, key.second, recorder->deviceName(),
+                              std::move(taken));
     }
     const std::filesystem::path dir = profileDirectory();
     if (points.empty() || dir.empty())
@@ -123,10 +176,76 @@ private:
   std::mutex mutex_;
   std::map<std::pair<std::string, std::string>, Entry> entries_;
   std::map<std::pair<std::string, std::string>, std::optional<Profile>> loaded_;
-  std::int64_t lastFlush_ = 0;
+  std::map<std::pair<std::string, std::string>,
+           std::unique_ptr<ProfileRecorder>>
+      recorders_;
+  std::atomic<std::int64_t> lastFlush_{0}; ///< 0: nothing recorded yet
 };
 
 } // namespace
+
+ProfileRecorder::ProfileRecorder(std::string loop, std::string device,
+                                 std::string deviceName)
+    : loop_(std::move(loop)), device_(std::move(device)),
+      deviceName_(std::move(deviceName)) {}
+
+void ProfileRecorder::record(std::int64_t grain,
+                             std::span<const Sample> samples,
+                             std::int64_t now) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto &[size, time] : samples) {
+      if (size <= 0 || !std::isfinite(time) || time <= 0)
+        continue;
+      const std::int64_t bucket = coarseBucket(size, grain);
+      add(bucket,
+          time * static_cast<double>(bucket) / static_cast<double>(size));
+    }
+  }
+  OnlineProfiles::instance().flushIfDue(now);
+}
+
+void ProfileRecorder::add(std::int64_t size, double seconds) {
+  ++clock_;
+  Bucket *slot = nullptr;
+  for (Bucket &bucket : buckets_) {
+    if (bucket.size == size) {
+      slot = &bucket;
+      break;
+    }
+    // A free one, else the one used least recently.
+    if (!slot || (slot->size != 0 &&
+                  (bucket.size == 0 || bucket.lastUse < slot->lastUse)))
+      slot = &bucket;
+  }
+  if (slot->size != size)
+    *slot = Bucket{size, 0, 0, 0, {}};
+  slot->lastUse = clock_;
+  if (slot->count < BucketSamples) {
+    slot->seconds[slot->count++] = seconds;
+  } else {
+    slot->seconds[slot->next] = seconds;
+    slot->next = (slot->next + 1) % BucketSamples;
+  }
+}
+
+std::vector<ProfilePoint> ProfileRecorder::take() {
+  Samples taken(1, BucketSamples); // sizes are bucketed already
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (Bucket &bucket : buckets_) {
+      for (std::size_t i = 0; i < bucket.count; ++i)
+        taken.add(bucket.size, bucket.seconds[i]);
+      bucket = Bucket{};
+    }
+  }
+  return taken.empty() ? std::vector<ProfilePoint>{} : taken.summarize();
+}
+
+ProfileRecorder &profileRecorder(std::string_view loop, std::string_view device,
+                                 std::string_view deviceName) {
+  return OnlineProfiles::instance().recorder(loop, device, deviceName);
+}
 
 std::optional<Profile> storedProfile(const std::string &loop,
                                      const std::string &device) {

@@ -11,7 +11,9 @@
 // median round is reported, so that frequency drift and noise hit all alike.
 // Prints a markdown table. Read each fpm column against the OpenMP column
 // left of it: equal and wdah against static, pss against dynamic (chunk 1),
-// css(1000) against dynamic,1000, gss against guided.
+// css(1000) against dynamic,1000, gss against guided. The fpm loops are named,
+// so online profiling runs as in a program; its profiles go to a scratch
+// folder (one name times three bodies: no program should read them).
 //
 //   fpm-bench-overhead [--quick] [--rounds R]
 //
@@ -27,9 +29,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <string>
+#include <system_error>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -116,6 +122,15 @@ template <int Kind> Runner fpmRunner(const char *schedule) {
   };
 }
 
+/// The scratch profile folder, removed at exit after the runtime's last
+/// flush (atexit handlers run last registered first, and this one is
+/// registered before the first loop).
+std::string scratchProfiles;
+void removeScratchProfiles() {
+  std::error_code ignored;
+  std::filesystem::remove_all(scratchProfiles, ignored);
+}
+
 struct Variant {
   std::string name;
   Runner runners[3];
@@ -141,6 +156,17 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  scratchProfiles =
+      (std::filesystem::temp_directory_path() / "fpm-bench-overhead-XXXXXX")
+          .string();
+  if (!::mkdtemp(scratchProfiles.data())) {
+    std::fprintf(stderr, "fpm-bench-overhead: cannot create a temporary "
+                         "profile folder\n");
+    return 1;
+  }
+  setenv("FPM_PROFILE_DIR", scratchProfiles.c_str(), 1);
+  std::atexit(removeScratchProfiles);
+
   const int scale = quick ? 10 : 1;
   const std::vector<Workload> workloads = {
       {"empty body, 1e5 iterations", 100000, 10000 / scale, 0},

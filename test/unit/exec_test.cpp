@@ -7,25 +7,35 @@
 // Every schedule runs every iteration exactly once whatever the team size
 // and trip count; a body can stop the loop, an exception reaches the caller
 // once; bad schedules are refused before anything runs; the environment
-// overrides the loop; fpm_trip_count agrees with a brute-force loop.
+// overrides the loop; fpm_trip_count agrees with a brute-force loop; a named
+// CPU-only loop's runs go into its `cpu` profile (online profiling), at the
+// speed of one thread.
 //
 //===----------------------------------------------------------------------===//
 
 #include "exec/schedule_string.hpp"
 #include "fpm/fpm.h"
 #include "fpm/fpm.hpp"
+#include "model/profile.hpp"
+#include "store/online_profiles.hpp"
+#include "store/profile_store.hpp"
 
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include "support/scoped.hpp"
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -581,6 +591,234 @@ TEST(TripCountTest, Extremes) {
   // As signed, the same bits are -1 and 0: the test fails at once.
   EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), 0, 1, FPM_LT, 0), 1);
   EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), 0, 1, FPM_LT, 1), 0);
+}
+
+} // namespace
+
+//===- Online profiling on the CPU-only path ------------------------------===//
+
+namespace {
+
+using fpm::test::TempDir;
+
+/// Every named loop of these tests records online profiles (the ones above
+/// too): they go to a scratch folder, never to the user's store.
+class ScratchProfileStore : public testing::Environment {
+public:
+  void SetUp() override {
+    directory_.emplace();
+    variable_.emplace("FPM_PROFILE_DIR", directory_->path().string());
+  }
+  void TearDown() override {
+    fpm::flushProfiles(); // nothing left for the flush at exit
+    variable_.reset();
+    directory_.reset();
+  }
+
+private:
+  std::optional<TempDir> directory_;
+  std::optional<ScopedEnv> variable_;
+};
+
+[[maybe_unused]] testing::Environment *const scratchProfileStore =
+    testing::AddGlobalTestEnvironment(new ScratchProfileStore);
+
+/// Flushes what earlier tests recorded before a test's folder is set, so
+/// that only its own loops reach it.
+struct FlushedBefore {
+  FlushedBefore() { fpm::flushProfiles(); }
+};
+
+class OnlineProfileTest : public testing::Test {
+protected:
+  void TearDown() override { fpm::flushProfiles(); }
+
+  /// The stored `cpu` profile of `loop` in this test's folder, if any.
+  std::optional<fpm::Profile> stored(const std::string &loop) const {
+    const std::filesystem::path file =
+        fpm::profilePath(profiles_.path(), loop, "cpu");
+    if (!std::filesystem::exists(file))
+      return std::nullopt;
+    return fpm::readProfile(file);
+  }
+
+  bool folderIsEmpty() const {
+    return !std::filesystem::exists(profiles_.path()) ||
+           std::filesystem::is_empty(profiles_.path());
+  }
+
+  FlushedBefore flushed_;
+  TempDir profiles_;
+  ScopedEnv profileDir_{"FPM_PROFILE_DIR", profiles_.path().string()};
+  ScopedEnv schedule_{"FPM_SCHEDULE", std::nullopt};
+  ScopedEnv verbose_{"FPM_VERBOSE", std::nullopt};
+  ScopedEnv trace_{"FPM_TRACE", std::nullopt};
+  ScopedEnv benchmark_{"FPM_BENCHMARK", std::nullopt};
+  ScopedThreads threads_{2};
+};
+
+/// A body whose speed is known: every iteration spins for `nanoseconds`
+/// of wall time (preemption cannot make it faster, only slower).
+struct Spin {
+  std::int64_t nanoseconds = 0;
+  std::atomic<std::int64_t> iterations{0};
+
+  static int body(std::int64_t begin, std::int64_t end, void *context) {
+    auto &self = *static_cast<Spin *>(context);
+    using Clock = std::chrono::steady_clock;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const Clock::time_point until =
+          Clock::now() + std::chrono::nanoseconds(self.nanoseconds);
+      while (Clock::now() < until) {
+      }
+    }
+    self.iterations.fetch_add(end - begin, std::memory_order_relaxed);
+    return 0;
+  }
+};
+
+fpm_loop namedLoop(const char *name, const char *schedule,
+                   std::int64_t grain = 0) {
+  fpm_loop loop{};
+  loop.name = name;
+  loop.schedule = schedule;
+  loop.grain = grain;
+  return loop;
+}
+
+TEST_F(OnlineProfileTest, NamedLoopStoresOneThreadsProfile) {
+  // 2 us per iteration, 2000 iterations on 2 threads: ~2 ms a call, longer
+  // than the gap between timed calls, so every call but the first counts.
+  constexpr std::int64_t Trips = 2000;
+  constexpr std::int64_t Grain = 8;
+  constexpr int Calls = 12;
+  for (const char *schedule : {"equal", "gss"}) {
+    SCOPED_TRACE(schedule);
+    const std::string name = std::string("exec.online.") + schedule;
+    const fpm_loop loop = namedLoop(name.c_str(), schedule, Grain);
+    Spin spin;
+    spin.nanoseconds = 2000;
+    for (int call = 0; call < Calls; ++call)
+      ASSERT_EQ(fpm_parallel_for(&loop, Trips, Spin::body, &spin), FPM_OK)
+          << fpm_last_error();
+    EXPECT_EQ(spin.iterations.load(), Calls * Trips);
+    fpm::flushProfiles();
+
+    const std::optional<fpm::Profile> profile = stored(name);
+    ASSERT_TRUE(profile);
+    EXPECT_EQ(profile->kernel, name);
+    EXPECT_EQ(profile->device, "cpu");
+    EXPECT_EQ(profile->deviceName, "1 OpenMP thread");
+    ASSERT_FALSE(profile->points.empty());
+    std::int64_t reps = 0;
+    for (const fpm::ProfilePoint &point : profile->points) {
+      SCOPED_TRACE(point.size);
+      // One thread's share of a call, bucketed to the grain.
+      EXPECT_EQ(point.size % Grain, 0);
+      EXPECT_GE(point.size, Grain);
+      EXPECT_LE(point.size, Trips);
+      if (std::string(schedule) == "equal") // 1000 a thread, within 3.2%
+        EXPECT_NEAR(static_cast<double>(point.size), 1000.0, 32.0);
+      // At least the spin's time (less the bucket's rounding), in seconds:
+      // a busy machine can stretch a lone sample of a bucket many times
+      // (the next test checks the speed itself).
+      const double spun = static_cast<double>(point.size) * 2e-6;
+      EXPECT_GE(point.time, 0.95 * spun);
+      EXPECT_LE(point.time, 50 * spun);
+      reps += point.reps.value_or(1);
+    }
+    // Two threads' samples of each call but the first, less outliers.
+    EXPECT_LE(reps, 2 * (Calls - 1));
+    EXPECT_GE(reps, Calls - 1);
+  }
+}
+
+TEST_F(OnlineProfileTest, StoredSpeedIsOneThreadsSpeed) {
+  // Per thread 1000 iterations of 3 us: 3 ms. A profile of the team (two
+  // threads) would say 1.5 us an iteration.
+  constexpr double Seconds = 3e-6;
+  // Slower than the spin only by the loop's overhead, and by preemption
+  // that the robust mean did not drop: on a busy machine, the best of a
+  // few tries.
+  double best = 0;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const std::string name = "exec.online.speed." + std::to_string(attempt);
+    const fpm_loop loop = namedLoop(name.c_str(), "equal");
+    Spin spin;
+    spin.nanoseconds = 3000;
+    for (int call = 0; call < 10; ++call)
+      ASSERT_EQ(fpm_parallel_for(&loop, 2000, Spin::body, &spin), FPM_OK)
+          << fpm_last_error();
+    fpm::flushProfiles();
+    const std::optional<fpm::Profile> profile = stored(name);
+    ASSERT_TRUE(profile);
+    ASSERT_EQ(profile->points.size(), 1u);
+    const fpm::ProfilePoint &point = profile->points.front();
+    EXPECT_NEAR(static_cast<double>(point.size), 1000.0, 32.0);
+    const double perIteration = point.time / static_cast<double>(point.size);
+    EXPECT_GE(perIteration, 0.97 * Seconds); // never faster than the spin
+    best = attempt == 0 ? perIteration : std::min(best, perIteration);
+    if (best <= 1.2 * Seconds)
+      break;
+  }
+  EXPECT_LE(best, 1.2 * Seconds);
+}
+
+TEST_F(OnlineProfileTest, UnnamedLoopsStoreNothing) {
+  const fpm_loop loop = namedLoop(nullptr, "gss");
+  Spin spin;
+  spin.nanoseconds = 2000;
+  for (int call = 0; call < 5; ++call)
+    ASSERT_EQ(fpm_parallel_for(&loop, 2000, Spin::body, &spin), FPM_OK)
+        << fpm_last_error();
+  fpm::flushProfiles();
+  EXPECT_TRUE(folderIsEmpty());
+}
+
+TEST_F(OnlineProfileTest, FirstCallAndStoppedCallsAreLeftOut) {
+  Spin spin;
+  spin.nanoseconds = 2000;
+  // Its first call pays for cold caches: the only call stores nothing.
+  const fpm_loop once = namedLoop("exec.online.once", "equal");
+  ASSERT_EQ(fpm_parallel_for(&once, 2000, Spin::body, &spin), FPM_OK);
+  // A stopped call's shares were cut short.
+  const fpm_loop stops = namedLoop("exec.online.stops", "equal");
+  auto fails = [](std::int64_t, std::int64_t, void *) { return 1; };
+  for (int call = 0; call < 3; ++call) {
+    EXPECT_EQ(fpm_parallel_for(&stops, 2000, fails, nullptr),
+              FPM_ERROR_STOPPED);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  fpm::flushProfiles();
+  EXPECT_TRUE(folderIsEmpty());
+}
+
+TEST_F(OnlineProfileTest, ShortCallsAreSampledAtABoundedRate) {
+  // Calls of a few microseconds: about one per millisecond is timed.
+  const fpm_loop loop = namedLoop("exec.online.short", "equal");
+  Coverage coverage(64);
+  const auto start = std::chrono::steady_clock::now();
+  int calls = 0;
+  while (std::chrono::steady_clock::now() - start <
+         std::chrono::milliseconds(50)) {
+    ASSERT_EQ(fpm_parallel_for(&loop, 64, Coverage::body, &coverage), FPM_OK);
+    ++calls;
+  }
+  const double elapsedMs = std::chrono::duration<double, std::milli>(
+                               std::chrono::steady_clock::now() - start)
+                               .count();
+  fpm::flushProfiles();
+  const std::optional<fpm::Profile> profile = stored("exec.online.short");
+  ASSERT_TRUE(profile);
+  std::int64_t reps = 0;
+  for (const fpm::ProfilePoint &point : profile->points) {
+    EXPECT_EQ(point.size, 32); // each thread's half
+    reps += point.reps.value_or(1);
+  }
+  // Two samples per timed call, some dropped as outliers.
+  EXPECT_GE(reps, 1);
+  EXPECT_LE(reps, 2 * (static_cast<std::int64_t>(elapsedMs) + 1));
+  EXPECT_LT(reps, 2 * calls) << calls << " calls";
 }
 
 } // namespace
