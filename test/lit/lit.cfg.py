@@ -88,6 +88,10 @@ config.substitutions.append(
 for name in ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"):
     if name in os.environ:
         config.environment[name] = os.environ[name]
+# The programs the tests run keep their loops' profiles in the build tree,
+# never in the user's store (lit clears HOME, which would leave them none).
+config.environment["FPM_PROFILE_DIR"] = os.path.join(
+    config.test_exec_root, "profiles")
 # Helper scripts run under the interpreter that runs lit.
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(

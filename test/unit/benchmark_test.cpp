@@ -13,6 +13,7 @@
 
 #include "fpm/fpm.h"
 #include "profiling/benchmark.hpp"
+#include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
 
 #include "support/scoped.hpp"
@@ -263,6 +264,9 @@ protected:
   ScopedEnv schedule{"FPM_SCHEDULE", std::nullopt};
   ScopedEnv devices{"FPM_DEVICES", std::nullopt};
   ScopedEnv benchmark{"FPM_BENCHMARK", "points=5,error=0.5,reps=2:4,time=0.2"};
+
+  // What the loops recorded online goes to this test's folder too.
+  void TearDown() override { flushProfiles(); }
 
   /// A name no other test of this process used: a loop is benchmarked once
   /// per process.
