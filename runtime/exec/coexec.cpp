@@ -1075,7 +1075,7 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
     std::erase_if(devices, [&](const DevicePe &device) {
       return device.profileId() != call.onlyPe;
     });
-    if (call.onlyPe != "cpu")
+    if (call.onlyPe != CpuProfileId)
       cpuWorkers = 0;
     if (devices.empty() && cpuWorkers == 0)
       throw std::runtime_error("no PE '" + std::string(call.onlyPe) +
@@ -1131,7 +1131,8 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
     const std::string loop(call.name);
     for (std::size_t p : live) {
       std::optional<Profile> stored =
-          storedProfile(loop, p == cpuPe ? "cpu" : devices[p].profileId());
+          storedProfile(loop, p == cpuPe ? std::string(CpuProfileId)
+                                         : devices[p].profileId());
       if (!stored) {
         models.clear();
         break;
@@ -1410,7 +1411,7 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
   // chunks are kept: they completed.
   if (!call.name.empty()) {
     const std::string loop(call.name);
-    const std::string cpuName = "1 OpenMP thread";
+    const std::string cpuName(CpuProfileName);
     for (std::size_t w = 0; w < run.logs().size(); ++w) {
       const WorkerLog &log = run.logs()[w];
       std::span<const Sample> samples = log.samples;
@@ -1419,9 +1420,9 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
       if (samples.empty())
         continue;
       const bool device = w < devices.size();
-      recordProfile(loop, device ? devices[w].profileId() : "cpu",
-                    device ? devices[w].profileName() : cpuName, granule,
-                    samples);
+      recordProfile(
+          loop, device ? devices[w].profileId() : std::string(CpuProfileId),
+          device ? devices[w].profileName() : cpuName, granule, samples);
     }
   }
   if (!call.onlyPe.empty() && !run.failedDevices().empty())
@@ -1437,7 +1438,8 @@ std::vector<LoopPe> coexecutionPes(const LoopCall &call) {
   for (const DevicePe &device : opened.devices)
     pes.push_back({device.profileId(), device.profileName(), 1});
   if (!pes.empty() && opened.cpuWorkers > 0)
-    pes.push_back({"cpu", "1 OpenMP thread", opened.cpuWorkers});
+    pes.push_back({std::string(CpuProfileId), std::string(CpuProfileName),
+                   opened.cpuWorkers});
   return pes;
 }
 

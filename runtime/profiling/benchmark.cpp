@@ -8,6 +8,7 @@
 
 #include "exec/coexec.hpp"
 #include "exec/exec.hpp"
+#include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
 
 #include <omp.h>
@@ -421,13 +422,14 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
     if (call.kernel && call.devices.wantsOpenCl())
       pes = coexecutionPes(call);
     if (pes.empty() && (call.devices.cpu || !call.kernel))
-      pes.push_back({"cpu", "1 OpenMP thread", cpuThreads()});
+      pes.push_back({std::string(CpuProfileId), std::string(CpuProfileName),
+                     cpuThreads()});
     const std::int64_t grain = std::max<std::int64_t>(call.grain, 1);
     const SavedSections saved(std::move(written), call.tripCount);
     ProfileStore store(profileDirectory());
 
     for (const LoopPe &pe : pes) {
-      const bool cpu = pe.id == "cpu";
+      const bool cpu = pe.id == CpuProfileId;
       const int threads = cpu ? std::max(pe.threads, 1) : 1;
       const std::vector<std::int64_t> sizes =
           benchmarkSizes(grain, call.tripCount / threads, settings.points);
