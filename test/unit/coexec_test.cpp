@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "support/loops.hpp"
 #include "support/scoped.hpp"
 
 #include "model/profile.hpp"
@@ -48,6 +49,7 @@
 
 namespace {
 
+using fpm::test::namedLoop;
 using fpm::test::ScopedEnv;
 using fpm::test::ScopedThreads;
 using fpm::test::TempDir;
@@ -189,21 +191,11 @@ struct Increment {
   CpuSide cpu;
 };
 
-/// A loop named `name`, which must outlive the loop call.
-fpm_loop makeLoop(const char *name, const char *schedule,
-                  std::int64_t grain = 0) {
-  fpm_loop loop{};
-  loop.name = name;
-  loop.schedule = schedule;
-  loop.grain = grain;
-  return loop;
-}
-
 /// fpm_parallel_for_kernel of the increment loop.
 int runIncrement(const std::string &name, const char *schedule,
                  Increment &state, const char *source = IncrementSource,
                  const char *kernelName = "increment", std::int64_t grain = 0) {
-  const fpm_loop loop = makeLoop(name.c_str(), schedule, grain);
+  const fpm_loop loop = namedLoop(name.c_str(), schedule, grain);
   const fpm_arg arg = state.arg();
   fpm_kernel kernel{};
   kernel.source = source;
@@ -388,7 +380,7 @@ struct Combo {
 
 int runCombo(const std::string &name, const char *schedule, Combo &state,
              std::int64_t grain = 0) {
-  const fpm_loop loop = makeLoop(name.c_str(), schedule, grain);
+  const fpm_loop loop = namedLoop(name.c_str(), schedule, grain);
   const std::vector<fpm_arg> args = state.args();
   fpm_kernel kernel{};
   kernel.source = ComboSource;
@@ -433,7 +425,7 @@ protected:
     ASSERT_EQ(runCombo("coexec.warm-up.combo", "gss", combo), FPM_OK)
         << fpm_last_error();
     Increment slow(64);
-    const fpm_loop loop = makeLoop("coexec.warm-up.slow", "gss");
+    const fpm_loop loop = namedLoop("coexec.warm-up.slow", "gss");
     fpm_arg args[2] = {slow.arg(), {}};
     args[1].kind = FPM_ARG_SCALAR;
     args[1].data = const_cast<int *>(&SlowSpin);
@@ -823,7 +815,7 @@ void expectRefused(const char *what, const char *problem, Change change) {
   kernel.arg_count = 1;
   change(kernel, arg);
   const std::string name = std::string("coexec.refused.") + what;
-  const fpm_loop loop = makeLoop(name.c_str(), "gss");
+  const fpm_loop loop = namedLoop(name.c_str(), "gss");
   const int status =
       fpm_parallel_for_kernel(&loop, trips, Increment::body, &state, &kernel);
   EXPECT_EQ(status, FPM_ERROR_INVALID_ARGUMENT);
@@ -898,7 +890,7 @@ __kernel void stencil(__global const int *in, __global int *out) {
   const auto kernel = fpm::Kernel::fromSource(source, "stencil")
                           .in(in.data(), trips + 2, fpm::perIteration(1, 3))
                           .out(out.data(), trips, fpm::perIteration(1, 1));
-  fpm_loop loop = makeLoop("coexec.stencil", "fss");
+  fpm_loop loop = namedLoop("coexec.stencil", "fss");
   fpm::parallelFor(loop, trips, kernel,
                    [&](std::int64_t begin, std::int64_t end) {
                      for (std::int64_t k = begin; k < end; ++k) {
@@ -923,7 +915,7 @@ TEST_F(CoexecKernelTest, CxxKernelFromSource) {
     SCOPED_TRACE(schedule);
     state.reset();
     const std::string name = "coexec.cxx." + std::string(schedule);
-    const fpm_loop loop = makeLoop(name.c_str(), schedule);
+    const fpm_loop loop = namedLoop(name.c_str(), schedule);
     fpm::parallelFor(loop, trips, kernel,
                      [&](std::int64_t begin, std::int64_t end) {
                        Combo::body(begin, end, &state);
@@ -941,7 +933,7 @@ TEST_F(CoexecKernelTest, CxxKernelFromFile) {
   Combo state(trips);
   const fpm::Kernel kernel = state.cxxKernel(
       fpm::Kernel::fromFile(file.string(), "combo").options("-cl-std=CL1.2"));
-  const fpm_loop loop = makeLoop("coexec.cxx-file", "fss");
+  const fpm_loop loop = namedLoop("coexec.cxx-file", "fss");
   testing::internal::CaptureStderr();
   fpm::parallelFor(loop, trips, kernel,
                    [&](std::int64_t begin, std::int64_t end) {
@@ -966,7 +958,7 @@ TEST_F(CoexecKernelTest, CxxBadDescriptionThrows) {
   std::vector<int> x(100);
   const auto kernel = fpm::Kernel::fromSource(IncrementSource, "increment")
                           .inout(x.data(), 50, fpm::perIteration(1, 1));
-  const fpm_loop loop = makeLoop("coexec.cxx-bad", "gss");
+  const fpm_loop loop = namedLoop("coexec.cxx-bad", "gss");
   std::atomic<int> calls{0};
   try {
     fpm::parallelFor(loop, 100, kernel,
@@ -1004,7 +996,7 @@ __kernel void widen(__global long *v, __local int *scratch) {
       v[k] = static_cast<std::int64_t>(k) * 1000000007;
     testing::internal::CaptureStderr();
     const std::string name = "coexec.widen." + std::string(schedule);
-    fpm::parallelFor(makeLoop(name.c_str(), schedule), trips, kernel,
+    fpm::parallelFor(namedLoop(name.c_str(), schedule), trips, kernel,
                      [&](std::int64_t begin, std::int64_t end) {
                        for (std::int64_t k = begin; k < end; ++k) {
                          auto &value = v[static_cast<std::size_t>(k)];
@@ -1045,7 +1037,7 @@ TEST_F(CoexecFaultTest, RealFailuresOnTheDevice) {
       SCOPED_TRACE(name);
       state.reset();
       state.cpu.reset(1);
-      const fpm_loop loop = makeLoop(name.c_str(), schedule);
+      const fpm_loop loop = namedLoop(name.c_str(), schedule);
       fpm_kernel kernel{};
       kernel.source = SlowIncrementSource;
       kernel.name = "increment";
@@ -1136,7 +1128,7 @@ __kernel void add_shared(__global int *x, __global const int *s) {
     const std::string name = "coexec.idle-device." + std::to_string(attempt);
     std::int64_t cpu = 0;
     std::mutex mutex;
-    fpm::parallelFor(makeLoop(name.c_str(), "equal"), trips, kernel,
+    fpm::parallelFor(namedLoop(name.c_str(), "equal"), trips, kernel,
                      [&](std::int64_t begin, std::int64_t end) {
                        const std::lock_guard<std::mutex> lock(mutex);
                        cpu += end - begin;
@@ -1188,7 +1180,7 @@ TEST_F(CoexecTest, BodyThatStopsTheLoop) {
     SCOPED_TRACE(schedule);
     Stopper state;
     const std::string name = "coexec.stop." + std::string(schedule);
-    const fpm_loop loop = makeLoop(name.c_str(), schedule);
+    const fpm_loop loop = namedLoop(name.c_str(), schedule);
     fpm_arg args[2] = {state.increment.arg(), {}};
     args[1].kind = FPM_ARG_SCALAR;
     args[1].data = const_cast<int *>(&SlowSpin);
@@ -1232,7 +1224,7 @@ TEST_F(CoexecTest, BodyThatThrows) {
             .inout(x.data(), trips, fpm::perIteration(1, 1))
             .scalar(SlowSpin);
     const std::string name = "coexec.throw." + std::string(schedule);
-    const fpm_loop loop = makeLoop(name.c_str(), schedule);
+    const fpm_loop loop = namedLoop(name.c_str(), schedule);
     std::atomic<int> calls{0};
     try {
       fpm::parallelFor(loop, trips, kernel,

@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include "support/loops.hpp"
 #include "support/scoped.hpp"
 #include <algorithm>
 #include <atomic>
@@ -599,6 +600,7 @@ TEST(TripCountTest, Extremes) {
 
 namespace {
 
+using fpm::test::namedLoop;
 using fpm::test::TempDir;
 
 /// Every named loop of these tests records online profiles (the ones above
@@ -676,15 +678,6 @@ struct Spin {
     return 0;
   }
 };
-
-fpm_loop namedLoop(const char *name, const char *schedule,
-                   std::int64_t grain = 0) {
-  fpm_loop loop{};
-  loop.name = name;
-  loop.schedule = schedule;
-  loop.grain = grain;
-  return loop;
-}
 
 TEST_F(OnlineProfileTest, NamedLoopStoresOneThreadsProfile) {
   // 2 us per iteration, 2000 iterations on 2 threads: ~2 ms a call, longer
