@@ -96,10 +96,15 @@ BenchmarkSettings BenchmarkSettings::parse(std::string_view text) {
                                     std::string(value) +
                                     "' is not a positive number of seconds");
       (field == "time" ? settings.seconds : settings.budget) = seconds;
+    } else if (field == "fresh") {
+      if (value != "0" && value != "1")
+        throw std::invalid_argument("fresh: '" + std::string(value) +
+                                    "' is not 0 or 1");
+      settings.fresh = value == "1";
     } else {
       throw std::invalid_argument(
           "unknown field '" + std::string(field) +
-          "' (expected points, error, reps, time or budget)");
+          "' (expected points, error, reps, time, budget or fresh)");
     }
   }
   return settings;
@@ -108,7 +113,8 @@ BenchmarkSettings BenchmarkSettings::parse(std::string_view text) {
 std::string BenchmarkSettings::format() const {
   std::ostringstream out;
   out << "points=" << points << ",error=" << error << ",reps=" << minReps << ':'
-      << maxReps << ",time=" << seconds << ",budget=" << budget;
+      << maxReps << ",time=" << seconds << ",budget=" << budget
+      << ",fresh=" << (fresh ? 1 : 0);
   return out.str();
 }
 
@@ -475,7 +481,7 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
       }
       progress.done(points.size(), runs, secondsSince(started), why);
       if (!points.empty())
-        store.merge(call.name, pe.id, pe.name, points);
+        store.merge(call.name, pe.id, pe.name, points, settings.fresh);
       if (why == "a body stopped the loop")
         break;
     }

@@ -46,9 +46,10 @@ struct BenchmarkSettings {
   int maxReps = 30;     ///< and at most
   double seconds = 1.0; ///< per size: no new run starts after this
   double budget = 0;    ///< per loop and PE, 0: no limit
+  bool fresh = false;   ///< replace the stored points instead of adding
 
-  /// Reads "points=10,error=0.05,reps=3:30,time=1,budget=60" (any subset,
-  /// in any order; "1" is every default). Throws std::invalid_argument
+  /// Reads "points=10,error=0.05,reps=3:30,time=1,budget=60,fresh=1" (any
+  /// subset, in any order; "1" is every default). Throws std::invalid_argument
   /// naming the field.
   static BenchmarkSettings parse(std::string_view text);
   /// The text parse() reads back.

@@ -389,7 +389,7 @@ std::optional<Profile> ProfileStore::load(std::string_view loop,
 
 void ProfileStore::merge(std::string_view loop, std::string_view device,
                          std::string_view deviceName,
-                         std::span<const ProfilePoint> fresh) {
+                         std::span<const ProfilePoint> fresh, bool replace) {
   if (fresh.empty())
     return;
   fs::path file = profilePath(dir_, loop, device);
@@ -421,7 +421,7 @@ void ProfileStore::merge(std::string_view loop, std::string_view device,
   }
 
   Profile base;
-  if (stored) {
+  if (stored && !replace) {
     base = std::move(*stored);
   } else {
     base.kernel = loop;

@@ -126,8 +126,11 @@ public:
   /// description for people (kept from the file when empty); `host` is
   /// this host; `created` is kept from the file, or now. Throws
   /// ProfileError naming the file when it cannot be written.
+  /// With `replace`, the stored points are dropped instead (the profile
+  /// is made anew, as `fpm-profile --fresh` asks when a loop changed).
   void merge(std::string_view loop, std::string_view device,
-             std::string_view deviceName, std::span<const ProfilePoint> fresh);
+             std::string_view deviceName, std::span<const ProfilePoint> fresh,
+             bool replace = false);
 
 private:
   std::filesystem::path dir_;

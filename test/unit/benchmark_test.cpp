@@ -43,19 +43,22 @@ TEST(BenchmarkSettingsTest, ParsesEveryFieldAndDefaults) {
   const BenchmarkSettings defaults = BenchmarkSettings::parse("1");
   EXPECT_EQ(defaults.points, 10);
   EXPECT_DOUBLE_EQ(defaults.error, 0.05);
+  EXPECT_FALSE(defaults.fresh);
   const BenchmarkSettings s = BenchmarkSettings::parse(
-      "points=4,error=0.01,reps=2:9,time=0.5,budget=30");
+      "points=4,error=0.01,reps=2:9,time=0.5,budget=30,fresh=1");
   EXPECT_EQ(s.points, 4);
   EXPECT_DOUBLE_EQ(s.error, 0.01);
   EXPECT_EQ(s.minReps, 2);
   EXPECT_EQ(s.maxReps, 9);
   EXPECT_DOUBLE_EQ(s.seconds, 0.5);
   EXPECT_DOUBLE_EQ(s.budget, 30);
+  EXPECT_TRUE(s.fresh);
   // format() is what parse() reads back.
   const BenchmarkSettings again = BenchmarkSettings::parse(s.format());
   EXPECT_EQ(again.points, s.points);
   EXPECT_EQ(again.maxReps, s.maxReps);
   EXPECT_DOUBLE_EQ(again.error, s.error);
+  EXPECT_EQ(again.fresh, s.fresh);
 }
 
 TEST(BenchmarkSettingsTest, RefusesBadFieldsNamingThem) {
@@ -64,7 +67,7 @@ TEST(BenchmarkSettingsTest, RefusesBadFieldsNamingThem) {
       {"error=1.5", "error"},  {"error=x", "error"},     {"reps=5:2", "reps"},
       {"reps=3", "reps"},      {"time=0", "time"},       {"time=-1", "time"},
       {"budget=-1", "budget"}, {"speed=3", "speed"},     {"points", "points"},
-      {"points=3,,", "''"}};
+      {"points=3,,", "''"},    {"fresh=2", "fresh"},     {"fresh=", "fresh"}};
   for (const auto &[text, says] : bad) {
     try {
       BenchmarkSettings::parse(text);

@@ -428,6 +428,24 @@ TEST(ProfileStoreMerge, CreatesTheFolderAndPoolsWithTheStoredFile) {
   EXPECT_EQ(loaded->points[2].size, 256);
 }
 
+TEST(ProfileStoreMerge, ReplaceDropsTheStoredPoints) {
+  TempDir dir;
+  ProfileStore store(dir.path());
+  const ProfilePoint old[] = {point(64, 1.0, 5, 0.1), point(128, 2.0, 5)};
+  store.merge("loop", "cpu", "old CPU", old);
+  const ProfilePoint fresh[] = {point(64, 3.0, 2, 0.2), point(256, 4.0, 1)};
+  store.merge("loop", "cpu", "", fresh, /*replace=*/true);
+  const std::optional<Profile> loaded = store.load("loop", "cpu");
+  ASSERT_TRUE(loaded);
+  ASSERT_EQ(loaded->points.size(), 2u);
+  EXPECT_EQ(loaded->points[0].reps, 2);
+  EXPECT_DOUBLE_EQ(loaded->points[0].time, 3.0);
+  EXPECT_EQ(loaded->points[1].size, 256);
+  // Nothing replaces a profile with nothing.
+  store.merge("loop", "cpu", "", {}, true);
+  EXPECT_EQ(store.load("loop", "cpu")->points.size(), 2u);
+}
+
 TEST(ProfileStoreMerge, ReplacesACorruptFileAndKeepsIt) {
   TempDir dir;
   ProfileStore store(dir.path());

@@ -119,6 +119,9 @@ BENCHMARK OPTIONS (with -- PROGRAM only)
   --time S         seconds per size: no new run starts after S (default 1)
   --budget S       seconds per loop and PE: no new size starts after S
                    (default: no limit)
+  --fresh          replace the benchmarked loops' stored points instead of
+                   adding to them (after the loop's code or the machine
+                   changed)
 
 EXAMPLES
   fpm-profile -- ./solver input.dat
@@ -204,6 +207,12 @@ Options parseOptions(std::span<const std::string_view> args) {
     } else if (name == "--dir") {
       once(options.dir.has_value());
       options.dir = takeValue(args, i, name, value);
+    } else if (name == "--fresh") {
+      if (value)
+        throw UsageError("option '--fresh' takes no value");
+      once(settings.find("fresh=") != std::string::npos);
+      settings += std::string(settings.empty() ? "" : ",") + "fresh=1";
+      options.benchmarkOptions = true;
     } else if (name == "--points" || name == "--error" || name == "--reps" ||
                name == "--time" || name == "--budget") {
       const std::string field(name.substr(2));
