@@ -154,6 +154,7 @@ std::optional<Grant> WorkPool::next(std::size_t pe) {
   if (stopped_)
     return std::nullopt;
   PeState &self = pes_.at(pe);
+  self.asked = true;
   const double share = workerShare(pe);
   const std::int64_t limit = probeLimit(pe);
 
@@ -203,7 +204,8 @@ std::optional<Grant> WorkPool::steal(std::size_t pe) {
   double longest = 0;
   for (std::size_t other = 0; other < pes_.size(); ++other) {
     const PeState &state = pes_[other];
-    if (other == pe || state.queue.queued == 0)
+    if (other == pe || state.queue.queued == 0 ||
+        (!stealing_ && state.asked && !state.failed))
       continue;
     const double left = static_cast<double>(state.queue.queued) / speed(other);
     if (left > longest) {

@@ -72,6 +72,12 @@ public:
   WorkPool(std::int64_t tripCount, std::int64_t granule,
            std::vector<PoolPe> pes);
 
+  /// Before workers start: with `false`, an idle worker does not steal
+  /// from a PE whose worker has asked for work (it will run its queue), so
+  /// a static split runs as planned: for experiments that measure a split
+  /// (FPM_STEAL=0). A PE whose worker never asked (a team smaller than
+  /// planned) is still stolen from, so every iteration runs.
+  void setStealing(bool stealing) { stealing_ = stealing; }
   /// Before workers start: appends `range` to PE `pe`'s queue.
   void queue(std::size_t pe, Range range);
   /// Before workers start: hands out [begin, T) by `scheme` (CSS's
@@ -111,6 +117,7 @@ private:
     PoolPe pe;
     Queue queue;
     bool failed = false;
+    bool asked = false; // its worker has called next()
     // Measured in this call; the first chunk apart, as it pays one-time
     // costs (a device's kernel specialisation, cold caches).
     std::int64_t iterations = 0;
@@ -138,6 +145,7 @@ private:
   Queue recovered_;
   std::unique_ptr<WeightedChunker> chunker_; // in granules
   bool stopped_ = false;
+  bool stealing_ = true;
 };
 
 } // namespace fpm

@@ -606,6 +606,47 @@ TEST(WorkPoolTest, StealFollowsThiefOverThiefPlusVictim) {
       }
 }
 
+TEST(WorkPoolTest, WithoutStealingAPlannedSplitRunsAsPlanned) {
+  const std::int64_t trips = 1000;
+  WorkPool pool(trips, 10, {makePe(100.0, 1), makePe(100.0, 1)});
+  pool.setStealing(false);
+  pool.queue(0, {0, 300});
+  pool.queue(1, {300, trips});
+  // PE 1 has asked: it keeps its queue however long it is, and PE 0 runs
+  // exactly its own 300.
+  std::optional<Grant> grant = pool.next(1);
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->source, RangeSource::Own);
+  std::int64_t ranByOne = grant->range.size();
+  std::int64_t ranByZero = 0;
+  while ((grant = pool.next(0))) {
+    EXPECT_EQ(grant->source, RangeSource::Own);
+    ranByZero += grant->range.size();
+  }
+  EXPECT_EQ(ranByZero, 300);
+  while ((grant = pool.next(1))) {
+    EXPECT_EQ(grant->source, RangeSource::Own);
+    ranByOne += grant->range.size();
+  }
+  EXPECT_EQ(ranByOne, trips - 300);
+}
+
+TEST(WorkPoolTest, WithoutStealingAPeWithoutAWorkerIsStillEmptied) {
+  // A team smaller than planned: PE 1's worker never asks.
+  const std::int64_t trips = 1000;
+  WorkPool pool(trips, 10, {makePe(100.0, 1), makePe(100.0, 1)});
+  pool.setStealing(false);
+  pool.queue(0, {0, 300});
+  pool.queue(1, {300, trips});
+  std::vector<bool> ran(trips, false);
+  while (std::optional<Grant> grant = pool.next(0))
+    for (std::int64_t k = grant->range.begin; k < grant->range.end; ++k) {
+      ASSERT_FALSE(ran[static_cast<std::size_t>(k)]);
+      ran[static_cast<std::size_t>(k)] = true;
+    }
+  EXPECT_EQ(std::count(ran.begin(), ran.end(), true), trips);
+}
+
 TEST(WorkPoolTest, NothingToStealIsNothing) {
   WorkPool pool(100, 1, {makePe(1, 1), makePe(1, 1)});
   pool.queue(0, {0, 100});
