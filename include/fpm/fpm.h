@@ -165,7 +165,8 @@ typedef struct fpm_kernel {
  * sets how many chunks a device keeps in flight (default 2, so that uploads
  * overlap kernels; 1 on a CPU device); FPM_INJECT_FAULT=pe:k makes
  * PE `pe` (e.g. opencl0) fail at its k-th chunk (k = 0: its program build),
- * for testing.
+ * for testing; FPM_STEAL=0 keeps idle PEs from stealing the tail of
+ * others' queues, so that a static split runs as planned (experiments).
  */
 int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
                             fpm_body_fn body, void *context,
