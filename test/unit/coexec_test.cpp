@@ -143,6 +143,24 @@ __kernel void increment(__global int *x, const int spin) {
 )";
 constexpr int SlowSpin = 20000;
 
+/// The slow increment kernel over `array`, with SlowSpin steps per item.
+struct SlowKernel {
+  explicit SlowKernel(const fpm_arg &array) : args{array, {}} {
+    args[1].kind = FPM_ARG_SCALAR;
+    args[1].data = const_cast<int *>(&SlowSpin);
+    args[1].size = sizeof(int);
+    kernel.source = SlowIncrementSource;
+    kernel.name = "increment";
+    kernel.args = args;
+    kernel.arg_count = 2;
+  }
+  SlowKernel(const SlowKernel &) = delete; // kernel points into args
+  SlowKernel &operator=(const SlowKernel &) = delete;
+
+  fpm_arg args[2];
+  fpm_kernel kernel{};
+};
+
 struct Increment {
   explicit Increment(std::int64_t trips) : x(static_cast<std::size_t>(trips)) {
     reset();
@@ -426,18 +444,10 @@ protected:
         << fpm_last_error();
     Increment slow(64);
     const fpm_loop loop = namedLoop("coexec.warm-up.slow", "gss");
-    fpm_arg args[2] = {slow.arg(), {}};
-    args[1].kind = FPM_ARG_SCALAR;
-    args[1].data = const_cast<int *>(&SlowSpin);
-    args[1].size = sizeof(int);
-    fpm_kernel kernel{};
-    kernel.source = SlowIncrementSource;
-    kernel.name = "increment";
-    kernel.args = args;
-    kernel.arg_count = 2;
-    ASSERT_EQ(
-        fpm_parallel_for_kernel(&loop, 64, Increment::body, &slow, &kernel),
-        FPM_OK)
+    const SlowKernel slowKernel(slow.arg());
+    ASSERT_EQ(fpm_parallel_for_kernel(&loop, 64, Increment::body, &slow,
+                                      &slowKernel.kernel),
+              FPM_OK)
         << fpm_last_error();
   }
 
@@ -1181,17 +1191,9 @@ TEST_F(CoexecTest, BodyThatStopsTheLoop) {
     Stopper state;
     const std::string name = "coexec.stop." + std::string(schedule);
     const fpm_loop loop = namedLoop(name.c_str(), schedule);
-    fpm_arg args[2] = {state.increment.arg(), {}};
-    args[1].kind = FPM_ARG_SCALAR;
-    args[1].data = const_cast<int *>(&SlowSpin);
-    args[1].size = sizeof(int);
-    fpm_kernel kernel{};
-    kernel.source = SlowIncrementSource;
-    kernel.name = "increment";
-    kernel.args = args;
-    kernel.arg_count = 2;
-    const int status =
-        fpm_parallel_for_kernel(&loop, 8000, Stopper::body, &state, &kernel);
+    const SlowKernel slowKernel(state.increment.arg());
+    const int status = fpm_parallel_for_kernel(&loop, 8000, Stopper::body,
+                                               &state, &slowKernel.kernel);
     // The body has no third chunk when the device ran all the rest.
     if (state.calls >= 3) {
       ++stopped;
@@ -1430,19 +1432,11 @@ TEST_F(CoexecTest, RepeatedLoopFollowsAPeThatSlowsDown) {
       state.x[static_cast<std::size_t>(k)] = static_cast<int>(k);
     if (call >= 7)
       state.perIteration = std::chrono::nanoseconds(4000);
-    fpm_arg args[2] = {
-        {FPM_ARG_INOUT, state.x.data(), sizeof(int), Trips, 0, 1, 1}, {}};
-    args[1].kind = FPM_ARG_SCALAR;
-    args[1].data = const_cast<int *>(&SlowSpin);
-    args[1].size = sizeof(int);
-    fpm_kernel kernel{};
-    kernel.source = SlowIncrementSource;
-    kernel.name = "increment";
-    kernel.args = args;
-    kernel.arg_count = 2;
-    ASSERT_EQ(
-        fpm_parallel_for_kernel(&loop, Trips, Slowing::body, &state, &kernel),
-        FPM_OK)
+    const SlowKernel slowKernel(
+        {FPM_ARG_INOUT, state.x.data(), sizeof(int), Trips, 0, 1, 1});
+    ASSERT_EQ(fpm_parallel_for_kernel(&loop, Trips, Slowing::body, &state,
+                                      &slowKernel.kernel),
+              FPM_OK)
         << fpm_last_error();
     for (std::int64_t k = 0; k < Trips; ++k)
       ASSERT_EQ(state.x[static_cast<std::size_t>(k)], 2 * k + 1) << k;
