@@ -161,17 +161,6 @@ std::string loopKey(const LoopCall &call) {
   return "kernel " + call.kernel->name;
 }
 
-std::string loopLabel(const LoopCall &call) {
-  std::string label =
-      "loop '" +
-      (call.name.empty() ? std::string("(unnamed)") : std::string(call.name)) +
-      "'";
-  if (!call.file.empty())
-    label +=
-        " (" + std::string(call.file) + ":" + std::to_string(call.line) + ")";
-  return label;
-}
-
 //===----------------------------------------------------------------------===//
 // The PEs of a call.
 //===----------------------------------------------------------------------===//

@@ -331,10 +331,7 @@ void printOnce(const LoopCall &call, Plan &plan) {
   if (plan.description.empty())
     plan.description = describe(plan);
   std::ostringstream line;
-  line << "fpm: loop '" << (call.name.empty() ? "(unnamed)" : call.name) << "'";
-  if (!call.file.empty())
-    line << " (" << call.file << ":" << call.line << ")";
-  line << ": " << plan.description;
+  line << "fpm: " << loopLabel(call) << ": " << plan.description;
   if (!call.note.empty())
     line << " (" << call.note << ")";
   line << "\n";
@@ -521,6 +518,17 @@ int cpuThreads() {
   if (omp_get_active_level() >= omp_get_max_active_levels())
     return 1;
   return std::max(omp_get_max_threads(), 1);
+}
+
+std::string loopLabel(const LoopCall &call) {
+  std::string label =
+      "loop '" +
+      (call.name.empty() ? std::string("(unnamed)") : std::string(call.name)) +
+      "'";
+  if (!call.file.empty())
+    label +=
+        " (" + std::string(call.file) + ":" + std::to_string(call.line) + ")";
+  return label;
 }
 
 LoopStatus runLoop(const LoopCall &call) {

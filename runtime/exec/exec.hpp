@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace fpm {
@@ -80,6 +81,10 @@ enum class LoopStatus { Completed, Stopped };
 /// loop called again with the same shape allocates nothing and runs one
 /// OpenMP parallel region.
 LoopStatus runLoop(const LoopCall &call);
+
+/// "loop 'NAME' (FILE:LINE)" for messages ("(unnamed)" without a name, no
+/// place without a file).
+std::string loopLabel(const LoopCall &call);
 
 /// The granule a static partitioner works in for `tripCount` iterations:
 /// the grain, or coarser so that it sees at most 2^20 granules (1024 for

@@ -268,14 +268,6 @@ std::vector<fpm_arg> writtenSections(const LoopCall &call) {
   return written;
 }
 
-std::string loopLabel(const LoopCall &call) {
-  std::string label = "loop '" + std::string(call.name) + "'";
-  if (!call.file.empty())
-    label +=
-        " (" + std::string(call.file) + ":" + std::to_string(call.line) + ")";
-  return label;
-}
-
 using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) {
@@ -442,6 +434,7 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
       Progress progress(label, pe.id, sizes.size());
       std::vector<ProfilePoint> points;
       std::int64_t runs = 0;
+      bool stopped = false; // a body asked the loop to stop
       std::string why;
       const Clock::time_point started = Clock::now();
       for (std::int64_t size : sizes) {
@@ -460,6 +453,7 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
           saved.restore(size * threads);
           ++runs;
           if (!seconds) {
+            stopped = true;
             why = "a body stopped the loop";
             break;
           }
@@ -470,7 +464,7 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
           if (precise || secondsSince(pointStart) >= settings.seconds)
             break;
         }
-        if (!why.empty())
+        if (stopped)
           break;
         points.push_back(*point);
         progress.point(points.size(), size, *point);
@@ -482,7 +476,7 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
       progress.done(points.size(), runs, secondsSince(started), why);
       if (!points.empty())
         store.merge(call.name, pe.id, pe.name, points, settings.fresh);
-      if (why == "a body stopped the loop")
+      if (stopped)
         break;
     }
   } catch (const std::exception &error) {
