@@ -12,6 +12,7 @@
 #include "fpm/fpm.h"
 
 #include <cstdint>
+#include <span>
 
 namespace fpm::test {
 
@@ -23,6 +24,14 @@ inline fpm_loop namedLoop(const char *name, const char *schedule,
   loop.name = name;
   loop.schedule = schedule;
   loop.grain = grain;
+  return loop;
+}
+
+/// `loop` with `data` as the arrays it reads and writes (which must outlive
+/// the loop's calls).
+inline fpm_loop withData(fpm_loop loop, std::span<const fpm_arg> data) {
+  loop.data = data.data();
+  loop.data_count = static_cast<int>(data.size());
   return loop;
 }
 

@@ -16,6 +16,7 @@
 #include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
 
+#include "support/loops.hpp"
 #include "support/scoped.hpp"
 
 #include <gtest/gtest.h>
@@ -31,9 +32,11 @@
 namespace fpm {
 namespace {
 
+using test::namedLoop;
 using test::ScopedEnv;
 using test::ScopedThreads;
 using test::TempDir;
+using test::withData;
 
 //===----------------------------------------------------------------------===//
 // Settings, sizes, sections.
@@ -295,11 +298,7 @@ TEST_F(BenchmarkTest, CpuLoopIsBenchmarkedOnceAndResultsAreUnchanged) {
   constexpr std::int64_t N = 4096;
   Doubling state(N);
   std::vector<fpm_arg> data = state.data();
-  fpm_loop loop{};
-  loop.name = name.c_str();
-  loop.grain = 16;
-  loop.data = data.data();
-  loop.data_count = static_cast<int>(data.size());
+  const fpm_loop loop = withData(namedLoop(name.c_str(), nullptr, 16), data);
 
   testing::internal::CaptureStderr();
   ASSERT_EQ(fpm_parallel_for(&loop, N, Doubling::body, &state), FPM_OK)
@@ -347,10 +346,8 @@ TEST_F(BenchmarkTest, StridedAndDownwardSectionsAreRestored) {
     m[i] = static_cast<int>(i);
   const fpm_arg written{
       FPM_ARG_INOUT, m.data(), sizeof(int), 3 * N, 3 * (N - 1) + 1, -3, 1};
-  fpm_loop loop{};
-  loop.name = name.c_str();
-  loop.data = &written;
-  loop.data_count = 1;
+  const fpm_loop loop =
+      withData(namedLoop(name.c_str(), nullptr), {&written, 1});
   auto body = [](std::int64_t begin, std::int64_t end, void *context) {
     auto &array = *static_cast<std::vector<int> *>(context);
     for (std::int64_t k = begin; k < end; ++k)
@@ -374,12 +371,9 @@ TEST_F(BenchmarkTest, LoopWithoutWrittenSectionsIsRefused) {
   std::vector<fpm_arg> data = state.data();
   data[0].kind = FPM_ARG_IN;
   data.resize(1);
-  fpm_loop loop{};
-  loop.name = name.c_str();
+  fpm_loop loop = withData(namedLoop(name.c_str(), nullptr), data);
   loop.file = "solver.c";
   loop.line = 42;
-  loop.data = data.data();
-  loop.data_count = 1;
   for (int call = 0; call < 2; ++call) {
     testing::internal::CaptureStderr();
     ASSERT_EQ(fpm_parallel_for(&loop, N, Doubling::body, &state), FPM_OK);
@@ -416,11 +410,9 @@ TEST_F(BenchmarkTest, UnnamedLoopIsNotBenchmarked) {
   const ScopedThreads threads(2);
   Doubling state(256);
   std::vector<fpm_arg> data = state.data();
-  fpm_loop loop{};
+  fpm_loop loop = withData(namedLoop(nullptr, nullptr), data);
   loop.file = "anonymous.c";
   loop.line = 7;
-  loop.data = data.data();
-  loop.data_count = 2;
   testing::internal::CaptureStderr();
   ASSERT_EQ(fpm_parallel_for(&loop, 256, Doubling::body, &state), FPM_OK);
   const std::string said = testing::internal::GetCapturedStderr();
@@ -436,10 +428,7 @@ TEST_F(BenchmarkTest, BodyThatStopsEndsTheBenchmarkWithDataRestored) {
   Doubling state(N);
   state.stopAfter = 100; // within the benchmark's first runs
   std::vector<fpm_arg> data = state.data();
-  fpm_loop loop{};
-  loop.name = name.c_str();
-  loop.data = data.data();
-  loop.data_count = 2;
+  const fpm_loop loop = withData(namedLoop(name.c_str(), nullptr), data);
   testing::internal::CaptureStderr();
   EXPECT_EQ(fpm_parallel_for(&loop, N, Doubling::body, &state),
             FPM_ERROR_STOPPED);
@@ -476,9 +465,7 @@ TEST_F(BenchmarkTest, KernelLoopIsBenchmarkedOnEveryPe) {
   kernel.name = "doubling";
   kernel.args = args.data();
   kernel.arg_count = 2;
-  fpm_loop loop{};
-  loop.name = name.c_str();
-  loop.grain = 64;
+  const fpm_loop loop = namedLoop(name.c_str(), nullptr, 64);
   testing::internal::CaptureStderr();
   ASSERT_EQ(fpm_parallel_for_kernel(&loop, N, Doubling::body, &state, &kernel),
             FPM_OK)
