@@ -88,14 +88,15 @@ std::optional<Token> tokenAfter(SourceLocation Loc, const SourceManager &SM,
 class RewriteConsumer : public ASTConsumer {
 public:
   RewriteConsumer(const std::vector<PartitionPragma> &Pragmas,
-                  clang::Rewriter &Rewrite)
-      : Pragmas(Pragmas), Rewrite(Rewrite) {}
+                  clang::Rewriter &Rewrite, bool Remarks)
+      : Pragmas(Pragmas), Rewrite(Rewrite), Remarks(Remarks) {}
 
   void HandleTranslationUnit(ASTContext &Ctx) override;
 
 private:
   const std::vector<PartitionPragma> &Pragmas;
   clang::Rewriter &Rewrite;
+  bool Remarks;
 };
 
 void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
@@ -190,13 +191,18 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
   }
   if (Diags.hasErrorOccurred())
     return;
+  // Kernels first, in source order, so that remarks come in that order.
+  LoopRewriter Rewriter(Ctx, Rewrite, Remarks);
+  for (const LoopRewrite &Loop : Loops)
+    Rewriter.offload(Loop);
+  if (Diags.hasErrorOccurred())
+    return;
 
   // Rewrite innermost and last first, so that edits at one place nest.
   llvm::sort(Loops, [&](const LoopRewrite &A, const LoopRewrite &B) {
     return SM.isBeforeInTranslationUnit(B.Loop.For->getForLoc(),
                                         A.Loop.For->getForLoc());
   });
-  LoopRewriter Rewriter(Ctx, Rewrite);
   for (const LoopRewrite &Loop : Loops)
     Rewriter.rewrite(Loop);
   Rewriter.finish();
@@ -204,21 +210,22 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
 
 class RewriteAction : public ASTFrontendAction {
 public:
-  explicit RewriteAction(std::string OutputFile)
-      : OutputFile(std::move(OutputFile)) {}
+  RewriteAction(std::string OutputFile, bool Remarks)
+      : OutputFile(std::move(OutputFile)), Remarks(Remarks) {}
 
 protected:
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI,
                                                  StringRef) override {
     Rewrite.setSourceMgr(CI.getSourceManager(), CI.getLangOpts());
     CI.getPreprocessor().AddPragmaHandler(new FpmPragmaHandler(Pragmas));
-    return std::make_unique<RewriteConsumer>(Pragmas, Rewrite);
+    return std::make_unique<RewriteConsumer>(Pragmas, Rewrite, Remarks);
   }
 
   void EndSourceFileAction() override;
 
 private:
   std::string OutputFile;
+  bool Remarks;
   std::vector<PartitionPragma> Pragmas;
   clang::Rewriter Rewrite;
 };
@@ -256,7 +263,7 @@ std::string defaultOutputPath(StringRef Input) {
 }
 
 std::unique_ptr<FrontendAction> RewriteActionFactory::create() {
-  return std::make_unique<RewriteAction>(OutputFile);
+  return std::make_unique<RewriteAction>(OutputFile, Remarks);
 }
 
 } // namespace fpm

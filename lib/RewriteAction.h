@@ -30,13 +30,17 @@ std::string defaultOutputPath(llvm::StringRef Input);
 /// output goes to defaultOutputPath(input); otherwise (one input) there.
 class RewriteActionFactory : public clang::tooling::FrontendActionFactory {
 public:
-  explicit RewriteActionFactory(std::string OutputFile = "")
-      : OutputFile(std::move(OutputFile)) {}
+  /// With Remarks, each loop gets a remark saying whether it is offloaded
+  /// and, if not, why (fpm-rewrite -Rfpm).
+  explicit RewriteActionFactory(std::string OutputFile = "",
+                                bool Remarks = false)
+      : OutputFile(std::move(OutputFile)), Remarks(Remarks) {}
 
   std::unique_ptr<clang::FrontendAction> create() override;
 
 private:
   std::string OutputFile;
+  bool Remarks;
 };
 
 } // namespace fpm
