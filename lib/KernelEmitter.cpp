@@ -474,8 +474,12 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
       if (I > 0)
         OS << ", ";
       const Expr *Arg = Call->getArg(I);
+      // The type the C function takes: the result's for the floating-point
+      // ones (all of whose arguments have it; C++'s std::pow(double, int)
+      // computes in double too), the parameter's for the integer ones.
       QualType Param =
-          I < FD->getNumParams()
+          Call->getType()->isRealFloatingType() ? Call->getType()
+          : I < FD->getNumParams()
               ? FD->getParamDecl(I)->getType().getNonReferenceType()
               : QualType();
       if (Convert && !Param.isNull() &&
@@ -582,8 +586,14 @@ bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
   }
   if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
     return printSubscript(ASE, OS);
-  if (isa<CXXOperatorCallExpr, CXXMemberCallExpr>(E))
-    refuse(Loc, "it calls a C++ operator or member function");
+  if (isa<CXXOperatorCallExpr, CXXMemberCallExpr>(E)) {
+    const FunctionDecl *Callee = cast<CallExpr>(E)->getDirectCallee();
+    refuse(
+        Loc,
+        "it calls the C++ " +
+            std::string(isa<CXXOperatorCallExpr>(E) ? "operator" : "member") +
+            " '" + (Callee ? Callee->getQualifiedNameAsString() : "?") + "'");
+  }
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     printCall(Call, OS);
     return true;
