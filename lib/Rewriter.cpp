@@ -166,6 +166,12 @@ public:
     T.print(OS, Policy, Name);
     return S;
   }
+  /// `#line` for Loc's line.
+  std::string lineDirective(SourceLocation Loc) const {
+    PresumedLoc P = SM.getPresumedLoc(Loc);
+    return "#line " + std::to_string(P.getLine()) + " \"" +
+           escapeString(P.getFilename()) + "\"\n";
+  }
   /// `#line` for Loc, then spaces up to Loc's column.
   std::string lineMarker(SourceLocation Loc) const {
     PresumedLoc P = SM.getPresumedLoc(Loc);
@@ -173,9 +179,7 @@ public:
     StringRef Rest(SM.getCharacterData(Loc));
     Rest = Rest.substr(0, Rest.find_first_of("\r\n"));
     bool Blank = Rest.find_first_not_of(" \t") == StringRef::npos;
-    return "#line " + std::to_string(P.getLine()) + " \"" +
-           escapeString(P.getFilename()) + "\"\n" +
-           std::string(Blank ? 0 : P.getColumn() - 1, ' ');
+    return lineDirective(Loc) + std::string(Blank ? 0 : P.getColumn() - 1, ' ');
   }
 
 private:
@@ -475,106 +479,58 @@ llvm::SmallVector<DataArg, 4> dataArgs(const PartitionPragma &P) {
   return Args;
 }
 
-/// Fills fpm_info<S>.data with the sections of the loop's data clauses, for
-/// fpm-profile (fpm_data<S>, declared at the start of the block). A section
-/// A[lo:len] names logical iteration k's elements through the loop variable
-/// Var, of type Type, computed from k as the body computes it; lo is taken
-/// at iterations 0, 1 and T-1, len at 0 and T-1 (T the trip count, > 0).
-/// Each section must be [offset + k*stride, +count) for one stride and one
-/// count > 0, checked at those iterations; if one is not, the loop gets no
-/// list at all: restoring only part of what a loop writes would change the
-/// program's results. `data` is A's element at the lowest lower bound, so
-/// that a pointer into an array may reach below itself.
+/// The data part of the loop's block (lib/README.md, "The data clauses in
+/// fpm_loop.data"): fills fpm_sections<S> with each section's array, kind
+/// and element size, then with its lower bound and length at the logical
+/// iterations fpm_sample_iteration() names, the loop variable Var (of type
+/// Type) computed from each as the body computes it; fpm_describe_sections
+/// turns them into fpm_data<S> and fpm_info<S>.data when every section is
+/// affine, and says so in fpm_affine<S>. Each line with the user's text is
+/// preceded by a `#line` to the section's line, so that the compiler's
+/// messages about it point at the clause.
 void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
               const std::string &Type, const std::string &Var,
               const std::string &S, const std::string &I64,
-              const std::string &U64) {
-  std::string Trip = "fpm_trip" + S, Lo = "fpm_lo" + S, Len = "fpm_len" + S,
-              Data = "fpm_data" + S, J = "fpm_j" + S, Linear = "fpm_linear" + S;
+              const std::string &U64, const Text &T) {
+  std::string Sections = "fpm_sections" + S, Trip = "fpm_trip" + S;
   std::string N = std::to_string(Args.size());
-  OS << "  /* fpm-rewrite: the sections the loop reads and writes, for "
-        "fpm-profile */\n";
-  OS << "  if (" << Trip << " > 0) {\n";
-  OS << "    /* Each section's lower bound at iterations 0, 1 and T-1, its "
-        "length at 0 and T-1. */\n";
-  OS << "    " << I64 << " " << Lo << "[" << N << "][3], " << Len << "[" << N
-     << "][2];\n";
-  OS << "    int " << J << ", " << Linear << " = 1;\n";
-  struct Point {
-    std::string Guard, K, What;
-    int LoAt, LenAt;
-  };
-  const Point Points[] = {{"", "0", "iteration 0", 0, 0},
-                          {"if (" + Trip + " > 1) ", "1", "iteration 1", 1, -1},
-                          {"", "(" + Trip + " - 1)", "iteration T-1", 2, 1}};
-  for (const Point &At : Points) {
-    OS << "    " << At.Guard << "{ /* " << At.What << " */\n";
-    OS << "      " << Type << " " << Var << " = (" << Type << ")((" << U64
-       << ")fpm_lower" << S << " + (" << U64 << ")" << At.K << " * (" << U64
-       << ")fpm_step" << S << ");\n";
-    OS << "      (void)" << Var << ";\n";
-    for (size_t I = 0; I < Args.size(); ++I) {
-      const DataSection &Section = *Args[I].Section;
-      OS << "      " << Lo << "[" << I << "][" << At.LoAt << "] = (" << I64
-         << ")(" << Section.Lower << ");";
-      if (At.LoAt == 0)
-        OS << " /* " << commentSafe(Args[I].Clause) << " */";
-      OS << "\n";
-      if (At.LenAt >= 0)
-        OS << "      " << Len << "[" << I << "][" << At.LenAt << "] = (" << I64
-           << ")(" << Section.Length << ");\n";
-    }
-    OS << "    }\n";
-  }
-  std::string Elem = Data + "[" + J + "]";
-  OS << "    /* Iteration k's section is [offset + k*stride, +count) of the "
-        "`length`\n"
-        "       elements from data if the lower bound is affine in k and the "
-        "length\n"
-        "       the same: with every section so, the loop gets the list. */\n";
-  OS << "    for (" << J << " = 0; " << J << " < " << N << "; ++" << J
-     << ") {\n";
-  OS << "      const " << I64 << " fpm_e0 = " << Lo << "[" << J
-     << "][0], fpm_eL = " << Lo << "[" << J << "][2];\n";
-  OS << "      const " << I64 << " fpm_n = " << Len << "[" << J << "][0];\n";
-  OS << "      const " << I64 << " fpm_stride = " << Trip << " > 1 ? (" << I64
-     << ")((" << U64 << ")" << Lo << "[" << J << "][1] - (" << U64
-     << ")fpm_e0) : 0;\n";
-  OS << "      const " << I64
-     << " fpm_min = fpm_e0 < fpm_eL ? fpm_e0 : fpm_eL;\n";
-  OS << "      const " << I64
-     << " fpm_max = fpm_e0 < fpm_eL ? fpm_eL : fpm_e0;\n";
-  OS << "      if ((" << U64 << ")fpm_eL != (" << U64 << ")fpm_e0 + (" << U64
-     << ")(" << Trip << " - 1) * (" << U64 << ")fpm_stride ||\n";
-  OS << "          " << Len << "[" << J << "][1] != fpm_n || fpm_n <= 0)\n";
-  OS << "        " << Linear << " = 0;\n";
-  OS << "      " << Elem << ".offset = (" << I64 << ")((" << U64
-     << ")fpm_e0 - (" << U64 << ")fpm_min);\n";
-  OS << "      " << Elem << ".stride = fpm_stride;\n";
-  OS << "      " << Elem << ".count = fpm_n;\n";
-  OS << "      " << Elem << ".length = (" << I64 << ")((" << U64
-     << ")fpm_max - (" << U64 << ")fpm_min + (" << U64 << ")fpm_n);\n";
-  OS << "    }\n";
-  OS << "    if (" << Linear << ") {\n";
+  OS << "  /* fpm-rewrite: the data clauses' sections, sampled at iterations "
+        "0, 1 and T-1 */\n";
   for (size_t I = 0; I < Args.size(); ++I) {
     const DataSection &Section = *Args[I].Section;
-    std::string E = Data + "[" + std::to_string(I) + "]";
-    OS << "      /* " << commentSafe(Args[I].Clause);
+    std::string E = Sections + "[" + std::to_string(I) + "]";
+    OS << T.lineDirective(Section.Loc);
+    OS << "  " << E << ".kind = " << Args[I].Kind << "; " << E
+       << ".base = (void *)" << Section.Array << "; " << E << ".size = sizeof("
+       << Section.Array << "[0]); /* " << commentSafe(Args[I].Clause);
     if (Section.Dims > 1)
       OS << ", by whole elements of " << Section.Array
          << (StringRef(Args[I].Clause).starts_with("out(")
                  ? " (INOUT: they may be written in part)"
                  : "");
     OS << " */\n";
-    OS << "      " << E << ".kind = " << Args[I].Kind << ";\n";
-    OS << "      " << E << ".data = (void *)&" << Section.Array << "[" << Lo
-       << "[" << I << "][0] - " << E << ".offset];\n";
-    OS << "      " << E << ".size = sizeof(" << Section.Array << "[0]);\n";
   }
-  OS << "      fpm_info" << S << ".data = " << Data << ";\n";
-  OS << "      fpm_info" << S << ".data_count = " << N << ";\n";
+  OS << "  {\n";
+  OS << "    int fpm_s;\n";
+  OS << "    for (fpm_s = 0; " << Trip << " > 0 && fpm_s < 3; ++fpm_s) {\n";
+  OS << "      const " << Type << " " << Var << " = (" << Type << ")((" << U64
+     << ")fpm_lower" << S << " + (" << U64 << ")fpm_sample_iteration(" << Trip
+     << ", fpm_s) * (" << U64 << ")fpm_step" << S << ");\n";
+  OS << "      (void)" << Var << ";\n";
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const DataSection &Section = *Args[I].Section;
+    std::string E = Sections + "[" + std::to_string(I) + "]";
+    OS << T.lineDirective(Section.Loc);
+    OS << "      " << E << ".lower[fpm_s] = (" << I64 << ")(" << Section.Lower
+       << "); " << E << ".length[fpm_s] = (" << I64 << ")(" << Section.Length
+       << ");\n";
+  }
   OS << "    }\n";
   OS << "  }\n";
+  OS << "  fpm_affine" << S << " = fpm_describe_sections(&fpm_info" << S
+     << ", fpm_data" << S << ", " << Sections << ", " << N << ", " << Trip
+     << ");\n";
+  OS << "  (void)fpm_affine" << S << ";\n";
 }
 
 } // namespace
@@ -603,8 +559,11 @@ static void emitSetup(llvm::raw_ostream &OS, const LoopRewrite &L,
      << S << ", " << Compare << ", (" << Type << ")-1 > (" << Type << ")0);\n";
   OS << "  fpm_loop fpm_info" << S << " = " << Zero << ";\n";
   OS << ExtraDecls;
-  if (!Data.empty())
+  if (!Data.empty()) {
+    OS << "  fpm_section fpm_sections" << S << "[" << Data.size() << "];\n";
     OS << "  fpm_arg fpm_data" << S << "[" << Data.size() << "];\n";
+    OS << "  int fpm_affine" << S << ";\n";
+  }
   OS << "  fpm_info" << S << ".name = \"" << escapeString(L.Name) << "\";\n";
   if (!P.Schedule.empty())
     OS << "  fpm_info" << S << ".schedule = \"" << escapeString(P.Schedule)
@@ -616,7 +575,7 @@ static void emitSetup(llvm::raw_ostream &OS, const LoopRewrite &L,
   OS << "  fpm_info" << S << ".file = \"" << escapeString(File) << "\";\n";
   OS << "  fpm_info" << S << ".line = " << Line << ";\n";
   if (!Data.empty())
-    emitData(OS, Data, Type, Var, S, I64, U64);
+    emitData(OS, Data, Type, Var, S, I64, U64, Text(L.Fn->getASTContext()));
 }
 
 bool LoopRewriter::rewriteCxx(const LoopRewrite &L, const LoopText &LT) {

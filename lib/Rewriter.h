@@ -9,9 +9,10 @@
 // computes the trip count with fpm_trip_count, fills an fpm_loop and runs
 // the body over chunks of logical iterations [begin, end). The fpm_loop
 // carries the sections of the in, out and inout clauses as fpm_args in
-// `data` (fpm_data_<k>), each evaluated at iterations 0, 1 and T-1 with the
-// loop variable computed as the body computes it, when every section is
-// affine in the iteration (else none; see lib/README.md):
+// `data` (fpm_data_<k>): each is evaluated at iterations 0, 1 and T-1 with
+// the loop variable computed as the body computes it, and
+// fpm_describe_sections passes them when every section is affine in the
+// iteration (else none; fpm_affine_<k> says which; see lib/README.md):
 //
 //  - C++: fpm::parallelFor with a [&] lambda around the body, left in place;
 //  - C: an outlined `static int fpm_body_<k>(begin, end, ctx)` defined right

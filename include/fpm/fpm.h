@@ -207,6 +207,54 @@ enum fpm_compare {
 int64_t fpm_trip_count(int64_t lower, int64_t upper, int64_t step, int compare,
                        int is_unsigned);
 
+/*
+ * Sections, as fpm-rewrite describes a loop's data clauses: it evaluates each
+ * section `A[lower:length]` of the in, out and inout clauses at three logical
+ * iterations (samples) and lets the runtime turn them into fpm_args.
+ */
+
+/* One section `A[lower:length]` of a loop's in, out or inout clause, as the
+   rewriter samples it at logical iterations 0, min(1, T-1) and T-1. */
+typedef struct fpm_section {
+  int kind;          /* FPM_ARG_IN, FPM_ARG_OUT or FPM_ARG_INOUT */
+  void *base;        /* element 0 of the array the clause names */
+  size_t size;       /* bytes of one element (a row, for an array of arrays) */
+  int64_t lower[3];  /* the section's lower bound at the three iterations */
+  int64_t length[3]; /* its length there */
+} fpm_section;
+
+/* The logical iteration of sample s (0, 1, 2) of a loop of trip_count >= 1
+   iterations: 0, min(1, trip_count - 1), trip_count - 1. 0 for any other s
+   or trip_count. */
+int64_t fpm_sample_iteration(int64_t trip_count, int sample);
+
+/*
+ * Turns sampled sections into fpm_args, args[i] from sections[i] (kind and
+ * size copied), for a loop of trip_count iterations: iteration k's section
+ * is elements [offset + k * stride, offset + k * stride + count) from `data`,
+ * with stride = lower[1] - lower[0] (0 when trip_count is 1) and count the
+ * length. That holds when every section is affine in k: lower[2] ==
+ * lower[0] + (trip_count - 1) * stride, and the same length > 0 at all
+ * three samples. Then it sets loop->data = args and loop->data_count =
+ * count and returns 1. Otherwise, or with trip_count < 1, count < 1, a
+ * section that is no array (kind, base, size), or one whose elements do not
+ * fit in int64_t bytes, it sets loop->data = NULL and loop->data_count = 0
+ * and returns 0: all or nothing, since a loop that says what it writes must
+ * say all of it. The contents of args are then unspecified.
+ *
+ * args[i].data is base whenever the section's lowest element (over all
+ * iterations) is >= 0, so that the array's element 0 is element 0 of the
+ * section's buffer (what an OpenCL kernel indexes): offset is then
+ * lower[0] and length reaches the highest element the loop touches. A
+ * section reaching below base (`p[i-1:3]` with i from 0) gets data = its
+ * lowest element instead, offset and length counted from there. The
+ * arithmetic cannot overflow, whatever the samples hold. `loop` may be NULL
+ * (only the return value and args then).
+ */
+int fpm_describe_sections(fpm_loop *loop, fpm_arg *args,
+                          const fpm_section *sections, int count,
+                          int64_t trip_count);
+
 /* A message for the calling thread's last error, or "" when there was none. */
 const char *fpm_last_error(void);
 

@@ -18,6 +18,7 @@
 #include "exec/exec.hpp"
 #include "profiling/benchmark.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -211,6 +212,46 @@ extern "C" int64_t fpm_trip_count(int64_t lower, int64_t upper, int64_t step,
   if (count < 0 || count > INT64_MAX)
     return -1;
   return static_cast<int64_t>(count);
+}
+
+extern "C" int64_t fpm_sample_iteration(int64_t trip_count, int sample) {
+  if (trip_count < 1)
+    return 0;
+  switch (sample) {
+  case 1:
+    return std::min<int64_t>(1, trip_count - 1);
+  case 2:
+    return trip_count - 1;
+  default:
+    return 0;
+  }
+}
+
+extern "C" int fpm_describe_sections(fpm_loop *loop, fpm_arg *args,
+                                     const fpm_section *sections, int count,
+                                     int64_t trip_count) {
+  bool affine = trip_count > 0 && count > 0 && args && sections;
+  for (int i = 0; affine && i < count; ++i) {
+    const std::optional<fpm_arg> arg =
+        fpm::describeSection(sections[i], trip_count);
+    if (arg)
+      args[i] = *arg;
+    affine = arg.has_value();
+  }
+  // The checks fpm_parallel_for makes of fpm_loop::data: kinds, bases and
+  // sizes (the sections lie in their arrays by construction).
+  if (affine) {
+    try {
+      fpm::checkLoopData({args, static_cast<std::size_t>(count)}, trip_count);
+    } catch (...) {
+      affine = false;
+    }
+  }
+  if (loop) {
+    loop->data = affine ? args : nullptr;
+    loop->data_count = affine ? count : 0;
+  }
+  return affine ? 1 : 0;
 }
 
 extern "C" const char *fpm_last_error(void) { return lastError.c_str(); }

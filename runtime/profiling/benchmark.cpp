@@ -197,6 +197,44 @@ void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount) {
   }
 }
 
+std::optional<fpm_arg> describeSection(const fpm_section &section,
+                                       std::int64_t tripCount) {
+  // In 128 bits: every value below is a sum of a few products of two
+  // int64_t or size_t values, far from 2^127.
+  using Wide = __int128;
+  const std::int64_t count = section.length[0];
+  if (tripCount < 1 || !section.base || count <= 0 ||
+      section.length[1] != count || section.length[2] != count)
+    return std::nullopt;
+  const Wide first = section.lower[0];
+  const Wide stride = tripCount > 1 ? section.lower[1] - first : 0;
+  if (stride < INT64_MIN || stride > INT64_MAX)
+    return std::nullopt;
+  const Wide last = first + static_cast<Wide>(tripCount - 1) * stride;
+  if (last != section.lower[2])
+    return std::nullopt;
+  // The buffer starts at element 0, or at the lowest element below it.
+  const Wide origin = std::min<Wide>({first, last, 0});
+  const Wide length = std::max(first, last) + count - origin;
+  if (length > INT64_MAX ||
+      length * static_cast<Wide>(section.size) > static_cast<Wide>(INT64_MAX))
+    return std::nullopt;
+  // An address below the base must not wrap around.
+  const Wide below = -origin * static_cast<Wide>(section.size);
+  if (below > static_cast<Wide>(reinterpret_cast<std::uintptr_t>(section.base)))
+    return std::nullopt;
+  fpm_arg arg{};
+  arg.kind = section.kind;
+  arg.data = static_cast<std::byte *>(section.base) -
+             static_cast<std::ptrdiff_t>(below);
+  arg.size = section.size;
+  arg.length = static_cast<std::int64_t>(length);
+  arg.offset = static_cast<std::int64_t>(first - origin);
+  arg.stride = static_cast<std::int64_t>(stride);
+  arg.count = count;
+  return arg;
+}
+
 namespace {
 
 /// A copy of what the written sections of iterations [0, iterations) hold,

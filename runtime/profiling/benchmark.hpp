@@ -72,6 +72,15 @@ sectionExtent(const fpm_arg &arg, std::int64_t begin, std::int64_t end);
 /// section inside the array. Throws std::invalid_argument naming the entry.
 void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount);
 
+/// The fpm_arg that `section`, sampled at iterations 0, min(1, T-1) and T-1
+/// of a loop of `tripCount` >= 1 iterations, describes when it is affine in
+/// the iteration (fpm_describe_sections), else nullopt. Only the arithmetic:
+/// checkLoopData() checks the rest (kind, base, size). `data` is the base
+/// unless the section reaches below it; nullopt too when the elements from
+/// there do not fit in int64_t bytes.
+std::optional<fpm_arg> describeSection(const fpm_section &section,
+                                       std::int64_t tripCount);
+
 /// The sizes benchmarked on a PE that may get up to `maxSize` iterations:
 /// up to `points` multiples of `grain`, spread geometrically from one grain
 /// to maxSize (rounded down to a multiple of the grain), ascending, no

@@ -81,6 +81,20 @@ int main(void) {
   CHECK(fpm_trip_count(10, 0, -3, FPM_GE, 0) == 4);
   CHECK(fpm_trip_count(0, -1, 1, FPM_LT, 1) == -1); /* 2^64 - 1 */
 
+  /* out(C[i:1]) for i = 2..9, sampled as fpm-rewrite does. */
+  fpm_section section = {FPM_ARG_OUT, NULL, sizeof counts[0], {0}, {0}};
+  fpm_arg arg;
+  fpm_loop sampled = {0};
+  section.base = counts;
+  for (int s = 0; s < 3; ++s) {
+    section.lower[s] = 2 + fpm_sample_iteration(8, s);
+    section.length[s] = 1;
+  }
+  CHECK(fpm_describe_sections(&sampled, &arg, &section, 1, 8) == 1);
+  CHECK(sampled.data == &arg && sampled.data_count == 1);
+  CHECK(arg.data == (void *)counts && arg.offset == 2 && arg.stride == 1 &&
+        arg.count == 1 && arg.length == 10);
+
   if (failures == 0)
     printf("c_api_test: all passed on %d threads\n", fpm_cpu_threads());
   return failures == 0 ? 0 : 1;

@@ -1,0 +1,363 @@
+//===- sections_test.cpp - fpm_describe_sections and its samples ----------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What fpm-rewrite's generated code asks of the runtime for a loop's data
+// clauses: the iterations it samples each section at, and the fpm_args the
+// samples become when every section is affine in the iteration (all or
+// nothing), with `data` at the array's element 0 unless a section reaches
+// below it, and no overflow whatever the samples hold.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fpm/fpm.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+
+namespace {
+
+constexpr std::int64_t Max = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t Min = std::numeric_limits<std::int64_t>::min();
+
+/// Section `lower(k) : length(k)` of `base` sampled as the rewriter does
+/// for a loop of `trip` iterations.
+fpm_section sampled(int kind, void *base, std::size_t size, std::int64_t trip,
+                    const std::function<std::int64_t(std::int64_t)> &lower,
+                    const std::function<std::int64_t(std::int64_t)> &length) {
+  fpm_section section{};
+  section.kind = kind;
+  section.base = base;
+  section.size = size;
+  for (int s = 0; s < 3; ++s) {
+    const std::int64_t k = fpm_sample_iteration(trip, s);
+    section.lower[s] = lower(k);
+    section.length[s] = length(k);
+  }
+  return section;
+}
+
+/// A section given by its three samples directly.
+fpm_section samples(std::array<std::int64_t, 3> lower,
+                    std::array<std::int64_t, 3> length, void *base,
+                    std::size_t size = 4, int kind = FPM_ARG_IN) {
+  fpm_section section{};
+  section.kind = kind;
+  section.base = base;
+  section.size = size;
+  for (int s = 0; s < 3; ++s) {
+    section.lower[s] = lower[s];
+    section.length[s] = length[s];
+  }
+  return section;
+}
+
+/// An fpm_loop whose data says it was left alone.
+fpm_loop untouched() {
+  static const fpm_arg marker{};
+  fpm_loop loop{};
+  loop.data = &marker;
+  loop.data_count = -7;
+  return loop;
+}
+
+std::int64_t constant(std::int64_t) { return 1; }
+
+TEST(SampleIterationTest, FirstSecondAndLast) {
+  EXPECT_EQ(fpm_sample_iteration(10, 0), 0);
+  EXPECT_EQ(fpm_sample_iteration(10, 1), 1);
+  EXPECT_EQ(fpm_sample_iteration(10, 2), 9);
+  EXPECT_EQ(fpm_sample_iteration(2, 1), 1);
+  EXPECT_EQ(fpm_sample_iteration(2, 2), 1);
+  EXPECT_EQ(fpm_sample_iteration(Max, 2), Max - 1);
+}
+
+TEST(SampleIterationTest, OneIterationIsSampledThrice) {
+  for (int s = 0; s < 3; ++s)
+    EXPECT_EQ(fpm_sample_iteration(1, s), 0) << "sample " << s;
+}
+
+TEST(SampleIterationTest, NoIterationOrNoSampleIsZero) {
+  EXPECT_EQ(fpm_sample_iteration(0, 2), 0);
+  EXPECT_EQ(fpm_sample_iteration(-1, 2), 0);
+  EXPECT_EQ(fpm_sample_iteration(10, 3), 0);
+  EXPECT_EQ(fpm_sample_iteration(10, -1), 0);
+}
+
+TEST(DescribeSectionsTest, AffineRowsAndASharedInput) {
+  // in(A[i*n:n], B[0:n*n]) out(C[i*n:n]) with n = 4, i = 0..3.
+  float a[16], b[16], c[16];
+  const std::int64_t n = 4, trip = 4;
+  const std::array sections{sampled(
+                                FPM_ARG_IN, a, sizeof a[0], trip,
+                                [&](std::int64_t i) { return i * n; },
+                                [&](std::int64_t) { return n; }),
+                            sampled(
+                                FPM_ARG_IN, b, sizeof b[0], trip,
+                                [](std::int64_t) { return 0; },
+                                [&](std::int64_t) { return n * n; }),
+                            sampled(
+                                FPM_ARG_OUT, c, sizeof c[0], trip,
+                                [&](std::int64_t i) { return i * n; },
+                                [&](std::int64_t) { return n; })};
+  fpm_loop loop = untouched();
+  std::array<fpm_arg, 3> args{};
+  ASSERT_EQ(fpm_describe_sections(&loop, args.data(), sections.data(), 3, trip),
+            1);
+  EXPECT_EQ(loop.data, args.data());
+  EXPECT_EQ(loop.data_count, 3);
+
+  EXPECT_EQ(args[0].kind, FPM_ARG_IN);
+  EXPECT_EQ(args[0].data, a);
+  EXPECT_EQ(args[0].size, sizeof(float));
+  EXPECT_EQ(args[0].offset, 0);
+  EXPECT_EQ(args[0].stride, 4);
+  EXPECT_EQ(args[0].count, 4);
+  EXPECT_EQ(args[0].length, 16);
+
+  EXPECT_EQ(args[1].data, b);
+  EXPECT_EQ(args[1].stride, 0);
+  EXPECT_EQ(args[1].count, 16);
+  EXPECT_EQ(args[1].length, 16);
+
+  EXPECT_EQ(args[2].kind, FPM_ARG_OUT);
+  EXPECT_EQ(args[2].data, c);
+}
+
+TEST(DescribeSectionsTest, DataIsElementZeroWhenTheSectionStartsPastIt) {
+  // out(f[2*i:2]) for i = 3..5: the buffer still starts at f[0], so that a
+  // kernel indexes f as the host does.
+  int f[12];
+  const fpm_section section = sampled(
+      FPM_ARG_OUT, f, sizeof f[0], 3,
+      [](std::int64_t k) { return 2 * (k + 3); },
+      [](std::int64_t) { return 2; });
+  fpm_arg arg{};
+  ASSERT_EQ(fpm_describe_sections(nullptr, &arg, &section, 1, 3), 1);
+  EXPECT_EQ(arg.data, f);
+  EXPECT_EQ(arg.offset, 6);
+  EXPECT_EQ(arg.stride, 2);
+  EXPECT_EQ(arg.count, 2);
+  EXPECT_EQ(arg.length, 12);
+}
+
+TEST(DescribeSectionsTest, NegativeStride) {
+  // out(w[u:1]) for u = 9 down to 2: offset 9, stride -1, from w[0].
+  int w[10];
+  const fpm_section section = sampled(
+      FPM_ARG_OUT, w, sizeof w[0], 8, [](std::int64_t k) { return 9 - k; },
+      constant);
+  fpm_loop loop{};
+  fpm_arg arg{};
+  ASSERT_EQ(fpm_describe_sections(&loop, &arg, &section, 1, 8), 1);
+  EXPECT_EQ(arg.data, w);
+  EXPECT_EQ(arg.offset, 9);
+  EXPECT_EQ(arg.stride, -1);
+  EXPECT_EQ(arg.count, 1);
+  EXPECT_EQ(arg.length, 10);
+  EXPECT_EQ(loop.data_count, 1);
+}
+
+TEST(DescribeSectionsTest, BelowBaseStartsAtTheLowestElement) {
+  // in(p[i-1:3]) with p = a + 1, i = 0..5: p[-1] is a[0].
+  int a[8];
+  int *p = a + 1;
+  const fpm_section section = sampled(
+      FPM_ARG_IN, p, sizeof p[0], 6, [](std::int64_t i) { return i - 1; },
+      [](std::int64_t) { return 3; });
+  fpm_arg arg{};
+  ASSERT_EQ(fpm_describe_sections(nullptr, &arg, &section, 1, 6), 1);
+  EXPECT_EQ(arg.data, a);
+  EXPECT_EQ(arg.offset, 0);
+  EXPECT_EQ(arg.stride, 1);
+  EXPECT_EQ(arg.count, 3);
+  EXPECT_EQ(arg.length, 8);
+
+  // Running down below base: the lowest element is the last iteration's.
+  int b[12];
+  const fpm_section down = sampled(
+      FPM_ARG_INOUT, b + 4, sizeof b[0], 6,
+      [](std::int64_t k) { return 1 - k; }, constant);
+  ASSERT_EQ(fpm_describe_sections(nullptr, &arg, &down, 1, 6), 1);
+  EXPECT_EQ(arg.data, b);
+  EXPECT_EQ(arg.offset, 5);
+  EXPECT_EQ(arg.stride, -1);
+  EXPECT_EQ(arg.length, 6);
+}
+
+TEST(DescribeSectionsTest, OneIterationHasStrideZero) {
+  int f[12];
+  // Sample 1 is iteration 0 again; whatever it holds, the stride is 0.
+  const fpm_section section = samples({10, 10, 10}, {2, 2, 2}, f);
+  fpm_arg arg{};
+  ASSERT_EQ(fpm_describe_sections(nullptr, &arg, &section, 1, 1), 1);
+  EXPECT_EQ(arg.data, f);
+  EXPECT_EQ(arg.offset, 10);
+  EXPECT_EQ(arg.stride, 0);
+  EXPECT_EQ(arg.count, 2);
+  EXPECT_EQ(arg.length, 12);
+}
+
+TEST(DescribeSectionsTest, TwoIterations) {
+  int x[8];
+  const fpm_section section = samples({3, 5, 5}, {1, 1, 1}, x);
+  fpm_arg arg{};
+  ASSERT_EQ(fpm_describe_sections(nullptr, &arg, &section, 1, 2), 1);
+  EXPECT_EQ(arg.offset, 3);
+  EXPECT_EQ(arg.stride, 2);
+  EXPECT_EQ(arg.length, 6);
+}
+
+TEST(DescribeSectionsTest, NotAffineDropsEverySection) {
+  // in(x[i:1]) out(sq[i*i:1]), i = 0..3: the second is not affine, and the
+  // loop gets no list at all.
+  double x[4];
+  int sq[16];
+  const std::array sections{sampled(
+                                FPM_ARG_IN, x, sizeof x[0], 4,
+                                [](std::int64_t i) { return i; }, constant),
+                            sampled(
+                                FPM_ARG_OUT, sq, sizeof sq[0], 4,
+                                [](std::int64_t i) { return i * i; },
+                                constant)};
+  fpm_loop loop = untouched();
+  std::array<fpm_arg, 2> args{};
+  EXPECT_EQ(fpm_describe_sections(&loop, args.data(), sections.data(), 2, 4),
+            0);
+  EXPECT_EQ(loop.data, nullptr);
+  EXPECT_EQ(loop.data_count, 0);
+}
+
+TEST(DescribeSectionsTest, AVaryingOrEmptyLengthIsNotAffine) {
+  double x[10];
+  fpm_arg arg{};
+  // in(x[0:i+1]): the length grows with i.
+  const fpm_section grows = sampled(
+      FPM_ARG_IN, x, sizeof x[0], 10, [](std::int64_t) { return 0; },
+      [](std::int64_t i) { return i + 1; });
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &grows, 1, 10), 0);
+  // The same at 0 and T-1, another at 1: not one length.
+  const fpm_section middle = samples({0, 1, 9}, {1, 2, 1}, x);
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &middle, 1, 10), 0);
+  // Empty and negative lengths.
+  const fpm_section empty = samples({0, 1, 9}, {0, 0, 0}, x);
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &empty, 1, 10), 0);
+  const fpm_section negative = samples({0, 1, 9}, {-1, -1, -1}, x);
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &negative, 1, 10), 0);
+}
+
+TEST(DescribeSectionsTest, NoIterationGivesNoList) {
+  int f[4];
+  const fpm_section section = samples({0, 0, 0}, {1, 1, 1}, f);
+  fpm_loop loop = untouched();
+  fpm_arg arg{};
+  EXPECT_EQ(fpm_describe_sections(&loop, &arg, &section, 1, 0), 0);
+  EXPECT_EQ(loop.data, nullptr);
+  EXPECT_EQ(loop.data_count, 0);
+  loop = untouched();
+  EXPECT_EQ(fpm_describe_sections(&loop, &arg, &section, 1, -1), 0);
+  EXPECT_EQ(loop.data, nullptr);
+}
+
+TEST(DescribeSectionsTest, BadListsAndSectionsGiveNoList) {
+  int f[4];
+  fpm_arg arg{};
+  const fpm_section good = samples({0, 1, 3}, {1, 1, 1}, f);
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &good, 1, 4), 1);
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &good, 0, 4), 0);
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &good, -1, 4), 0);
+  EXPECT_EQ(fpm_describe_sections(nullptr, nullptr, &good, 1, 4), 0);
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, nullptr, 1, 4), 0);
+  // Not an array: a scalar or local kind, no base, no element size.
+  for (const int kind : std::array<int, 3>{FPM_ARG_SCALAR, FPM_ARG_LOCAL, 17}) {
+    const fpm_section section = samples({0, 1, 3}, {1, 1, 1}, f, 4, kind);
+    EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &section, 1, 4), 0)
+        << "kind " << kind;
+  }
+  const fpm_section noBase = samples({0, 1, 3}, {1, 1, 1}, nullptr);
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &noBase, 1, 4), 0);
+  const fpm_section noSize = samples({0, 1, 3}, {1, 1, 1}, f, 0);
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &noSize, 1, 4), 0);
+}
+
+TEST(DescribeSectionsTest, HugeValuesNeverOverflow) {
+  // The arithmetic is exact: wrapping 64-bit arithmetic would call these
+  // affine, or compute nonsense lengths.
+  char bytes[16];
+  fpm_arg arg{};
+  auto describe = [&](const fpm_section &section, std::int64_t trip) {
+    return fpm_describe_sections(nullptr, &arg, &section, 1, trip);
+  };
+  // A stride that is not an int64_t: Max - Min.
+  EXPECT_EQ(describe(samples({Min, Max, Max}, {1, 1, 1}, bytes, 1), 2), 0);
+  // lower[0] + (T-1)*stride wraps around to lower[2] in 64 bits:
+  // 0 + (2^62 + 1) * 4 = 2^64 + 4 == 4 (mod 2^64).
+  const std::int64_t trip = (std::int64_t{1} << 62) + 2;
+  EXPECT_EQ(describe(samples({0, 4, 4}, {1, 1, 1}, bytes, 1), trip), 0);
+  // Affine, but the last section ends past INT64_MAX elements.
+  EXPECT_EQ(describe(samples({0, 1, Max}, {2, 2, 2}, bytes, 1), Max), 0);
+  // Exactly INT64_MAX elements of one byte: fits.
+  EXPECT_EQ(describe(samples({0, 1, Max - 1}, {1, 1, 1}, bytes, 1), Max), 1);
+  EXPECT_EQ(arg.length, Max);
+  EXPECT_EQ(arg.stride, 1);
+  // The same elements, 2 bytes each: more bytes than int64_t holds.
+  EXPECT_EQ(describe(samples({0, 1, Max - 1}, {1, 1, 1}, bytes, 2), Max), 0);
+  // A huge length, or huge lower bounds either side of the base.
+  EXPECT_EQ(describe(samples({0, 0, 0}, {Max, Max, Max}, bytes, 1), 1), 1);
+  EXPECT_EQ(arg.length, Max);
+  EXPECT_EQ(describe(samples({1, 1, 1}, {Max, Max, Max}, bytes, 1), 1), 0);
+  // Elements so far below the base that their address would wrap around.
+  EXPECT_EQ(describe(samples({Min, Min, Min}, {1, 1, 1}, bytes, 1), 1), 0);
+  EXPECT_EQ(describe(samples({Min, Min + 1, Max}, {1, 1, 1}, bytes, 1), 2), 0);
+  // An element size that alone is too large.
+  EXPECT_EQ(describe(samples({0, 0, 0}, {1, 1, 1}, bytes,
+                             static_cast<std::size_t>(Max) + 1),
+                     1),
+            0);
+}
+
+TEST(DescribeSectionsTest, EveryIterationsSectionLiesInTheBuffer) {
+  // For a few affine shapes, every iteration's [offset + k*stride, +count)
+  // lies in [0, length), and addresses the elements the section names.
+  struct Shape {
+    std::int64_t first, step, count, trip;
+  };
+  std::vector<int> array(200);
+  int *base = array.data() + 100;
+  for (const Shape shape :
+       {Shape{0, 1, 1, 10}, Shape{5, 3, 2, 7}, Shape{-4, 2, 3, 5},
+        Shape{20, -3, 1, 9}, Shape{-1, -1, 4, 6}, Shape{7, 0, 5, 4}}) {
+    const fpm_section section = sampled(
+        FPM_ARG_IN, base, sizeof(int), shape.trip,
+        [&](std::int64_t k) { return shape.first + k * shape.step; },
+        [&](std::int64_t) { return shape.count; });
+    fpm_arg arg{};
+    ASSERT_EQ(fpm_describe_sections(nullptr, &arg, &section, 1, shape.trip), 1);
+    EXPECT_EQ(arg.stride, shape.step);
+    EXPECT_EQ(arg.count, shape.count);
+    const int *data = static_cast<const int *>(arg.data);
+    std::int64_t low = arg.length, high = 0;
+    for (std::int64_t k = 0; k < shape.trip; ++k) {
+      const std::int64_t at = arg.offset + k * arg.stride;
+      EXPECT_EQ(data + at, base + shape.first + k * shape.step);
+      low = std::min(low, at);
+      high = std::max(high, at + arg.count);
+    }
+    EXPECT_GE(low, 0);
+    EXPECT_EQ(high, arg.length);
+    // The buffer starts at base, or at the lowest element below it.
+    const std::int64_t lowest =
+        std::min(shape.first, shape.first + (shape.trip - 1) * shape.step);
+    EXPECT_EQ(data, lowest >= 0 ? base : base + lowest);
+  }
+}
+
+} // namespace
