@@ -395,11 +395,12 @@ bool LoopRewriter::offload(const LoopRewrite &L) {
 
 namespace {
 
-/// Declares the generated kernel and its arguments before the loop's call,
-/// ending with `fpm_offload<S>`: whether this call may run it (its sections
-/// are ones a device takes).
-void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
-                const std::string &S, bool Cxx) {
+/// The declarations of the generated kernel and its arguments, at the start
+/// of the loop's block (C89 wants them before any statement).
+std::string kernelDeclarations(const GeneratedKernel &K, const std::string &S,
+                               bool Cxx) {
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
   OS << "  /* fpm-rewrite: the OpenCL C kernel generated from the loop's "
         "body */\n";
   OS << "  static const char fpm_source" << S << "[] =";
@@ -410,44 +411,61 @@ void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
     Source = Rest;
   }
   OS << ";\n";
+  for (const KernelParam &P : K.Params)
+    if (P.K == KernelParam::Kind::Extent)
+      OS << "  " << (Cxx ? "std::int64_t " : "int64_t ") << P.Name << S
+         << ";\n";
+  OS << "  fpm_arg fpm_kernel_args" << S << "[" << K.Params.size() << "];\n";
+  OS << "  fpm_kernel fpm_kernel" << S << " = " << (Cxx ? "{}" : "{0}")
+     << ";\n";
+  OS << "  int fpm_offload" << S << ";\n";
+  return Text;
+}
+
+/// Fills the generated kernel's arguments, after the loop's sections are
+/// described, and sets `fpm_offload<S>`: whether this call may run it (the
+/// sections are ones a device takes).
+void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
+                const std::string &S, bool Cxx) {
   const char *I64 = Cxx ? "std::int64_t" : "int64_t";
   for (const KernelParam &P : K.Params)
     if (P.K == KernelParam::Kind::Extent)
-      OS << "  const " << I64 << " " << P.Name << S << " = (" << I64 << ")"
-         << P.HostExpr << ";\n";
-  auto Scalar = [&](const std::string &Name) {
-    return "{FPM_ARG_SCALAR, (void *)&" + Name + ", sizeof(" + Name + ")}";
-  };
-  OS << "  fpm_arg fpm_kernel_args" << S << "[" << K.Params.size() << "] = {";
+      OS << "  " << P.Name << S << " = (" << I64 << ")" << P.HostExpr << ";\n";
+  std::string Args = "fpm_kernel_args" + S;
   for (size_t I = 0; I < K.Params.size(); ++I) {
     const KernelParam &P = K.Params[I];
-    OS << (I ? ",\n      " : "\n      ");
+    OS << "  " << Args << "[" << I << "] = ";
+    auto Scalar = [&](const std::string &Name) {
+      OS << "fpm_scalar_arg(&" << Name << ", sizeof(" << Name << "));\n";
+    };
     switch (P.K) {
     case KernelParam::Kind::Lower:
-      OS << Scalar("fpm_lower" + S);
+      Scalar("fpm_lower" + S);
       break;
     case KernelParam::Kind::Step:
-      OS << Scalar("fpm_step" + S);
+      Scalar("fpm_step" + S);
       break;
     case KernelParam::Kind::Scalar:
-      OS << Scalar(P.HostExpr);
+      Scalar(P.HostExpr);
       break;
     case KernelParam::Kind::Array:
-      OS << "fpm_data" << S << "[" << P.Section << "]";
+      OS << "fpm_data" << S << "[" << P.Section << "];\n";
       break;
     case KernelParam::Kind::Extent:
-      OS << Scalar(P.Name + S);
+      Scalar(P.Name + S);
       break;
     }
   }
-  OS << "};\n";
-  OS << "  fpm_kernel fpm_kernel" << S << " = {fpm_source" << S << ", "
-     << (Cxx ? "nullptr" : "NULL") << ", \"" << K.Name
-     << "\", \"-cl-fp32-correctly-rounded-divide-sqrt\", fpm_kernel_args" << S
-     << ", " << K.Params.size() << "};\n";
-  OS << "  const int fpm_offload" << S << " = fpm_affine" << S
-     << " && fpm_kernel_fits(&fpm_info" << S << ", &fpm_kernel" << S
-     << ", fpm_trip" << S << ");\n";
+  std::string Kernel = "fpm_kernel" + S;
+  OS << "  " << Kernel << ".source = fpm_source" << S << ";\n";
+  OS << "  " << Kernel << ".name = \"" << K.Name << "\";\n";
+  OS << "  " << Kernel
+     << ".options = \"-cl-fp32-correctly-rounded-divide-sqrt\";\n";
+  OS << "  " << Kernel << ".args = " << Args << ";\n";
+  OS << "  " << Kernel << ".arg_count = " << K.Params.size() << ";\n";
+  OS << "  fpm_offload" << S << " = fpm_affine" << S
+     << " && fpm_kernel_fits(&fpm_info" << S << ", &" << Kernel << ", fpm_trip"
+     << S << ");\n";
 }
 
 /// One section of the loop's in, out and inout clauses, as the runtime gets
@@ -602,8 +620,10 @@ bool LoopRewriter::rewriteCxx(const LoopRewrite &L, const LoopText &LT) {
   llvm::raw_string_ostream OS(Prefix);
   OS << "/* fpm-rewrite: " << commentSafe(L.Pragma->Text) << " */\n{\n";
   OS << "  using " << Alias << " = " << VarType << ";\n";
-  emitSetup(OS, L, Alias, "{}", "", S, LT.I64, LT.U64, LT.VarName, LT.Lower,
-            LT.Bound, LT.Step, LT.Compare, LT.File, LT.Line);
+  emitSetup(OS, L, Alias, "{}",
+            LT.Kernel ? kernelDeclarations(*LT.Kernel, S, /*Cxx=*/true) : "", S,
+            LT.I64, LT.U64, LT.VarName, LT.Lower, LT.Bound, LT.Step, LT.Compare,
+            LT.File, LT.Line);
   if (LT.Kernel)
     emitKernel(OS, *LT.Kernel, S, /*Cxx=*/true);
   OS << "  ::fpm::parallelFor(fpm_info" << S << ", fpm_trip" << S;
@@ -801,9 +821,12 @@ bool LoopRewriter::rewriteC(const LoopRewrite &L, const LoopText &LT) {
   std::string Call;
   llvm::raw_string_ostream C(Call);
   C << "/* fpm-rewrite: " << commentSafe(L.Pragma->Text) << " */\n{\n";
-  emitSetup(C, L, VarType, "{0}", "  struct fpm_ctx" + S + " " + Ctx_ + ";\n",
-            S, LT.I64, LT.U64, LT.VarName, LT.Lower, LT.Bound, LT.Step,
-            LT.Compare, LT.File, LT.Line);
+  emitSetup(
+      C, L, VarType, "{0}",
+      "  struct fpm_ctx" + S + " " + Ctx_ + ";\n" +
+          (LT.Kernel ? kernelDeclarations(*LT.Kernel, S, /*Cxx=*/false) : ""),
+      S, LT.I64, LT.U64, LT.VarName, LT.Lower, LT.Bound, LT.Step, LT.Compare,
+      LT.File, LT.Line);
   C << "  " << Ctx_ << ".fpm_lower = fpm_lower" << S << ";\n";
   C << "  " << Ctx_ << ".fpm_step = fpm_step" << S << ";\n";
   C << Sets;

@@ -136,6 +136,10 @@ int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
  * to each device once per loop call.
  */
 
+/* A FPM_ARG_SCALAR argument: the `size` bytes at `value`, read when the loop
+   runs. */
+fpm_arg fpm_scalar_arg(const void *value, size_t size);
+
 /* The OpenCL side of a loop. Zero-initialise, then set fields. */
 typedef struct fpm_kernel {
   const char *source;  /* OpenCL C source; NULL to read `file` */

@@ -132,6 +132,14 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
   }
 }
 
+extern "C" fpm_arg fpm_scalar_arg(const void *value, size_t size) {
+  fpm_arg arg{};
+  arg.kind = FPM_ARG_SCALAR;
+  arg.data = const_cast<void *>(value);
+  arg.size = size;
+  return arg;
+}
+
 extern "C" int fpm_kernel_fits(const fpm_loop *loop, const fpm_kernel *kernel,
                                int64_t trip_count) {
   try {

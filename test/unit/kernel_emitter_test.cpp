@@ -383,6 +383,13 @@ INSTANTIATE_TEST_SUITE_P(
                     "void f(int n, double *x, double *y) {\n"
                     "  for (int i = 0; i < n; ++i) {\n"
                     "    static int calls; y[i] = x[i]; }\n}\n",
-                    "static variable 'calls'", 7}));
+                    "static variable 'calls'", 7}),
+    [](const testing::TestParamInfo<RefusalCase> &Info) {
+      std::string Name = Info.param.What;
+      for (char &C : Name)
+        if (!isalnum(static_cast<unsigned char>(C)))
+          C = '_';
+      return Name;
+    });
 
 } // namespace
