@@ -8,7 +8,15 @@
 
 #include <stdio.h>
 
-static unsigned long long print_hash(const void *data, unsigned long bytes) {
+/* A program uses some of these only: no -Wunused-function for the others. */
+#if defined(__GNUC__)
+#define PRINT_MAYBE_UNUSED __attribute__((unused))
+#else
+#define PRINT_MAYBE_UNUSED
+#endif
+
+PRINT_MAYBE_UNUSED static unsigned long long print_hash(const void *data,
+                                                        unsigned long bytes) {
   const unsigned char *p = (const unsigned char *)data;
   unsigned long long h = 14695981039346656037ULL;
   unsigned long k;
@@ -19,7 +27,8 @@ static unsigned long long print_hash(const void *data, unsigned long bytes) {
   return h;
 }
 
-static void print_doubles(const char *name, const double *a, unsigned long n) {
+PRINT_MAYBE_UNUSED static void print_doubles(const char *name, const double *a,
+                                             unsigned long n) {
   double sum = 0;
   unsigned long k;
   for (k = 0; k < n; k++)
@@ -29,7 +38,8 @@ static void print_doubles(const char *name, const double *a, unsigned long n) {
          n - 1, a[n - 1]);
 }
 
-static void print_floats(const char *name, const float *a, unsigned long n) {
+PRINT_MAYBE_UNUSED static void print_floats(const char *name, const float *a,
+                                            unsigned long n) {
   double sum = 0;
   unsigned long k;
   for (k = 0; k < n; k++)
@@ -39,7 +49,8 @@ static void print_floats(const char *name, const float *a, unsigned long n) {
          n - 1, a[n - 1]);
 }
 
-static void print_ints(const char *name, const int *a, unsigned long n) {
+PRINT_MAYBE_UNUSED static void print_ints(const char *name, const int *a,
+                                          unsigned long n) {
   long long sum = 0;
   unsigned long k;
   for (k = 0; k < n; k++)
