@@ -8,8 +8,13 @@
 # round differently in libm and OpenCL C. A run must also exit 0 and write
 # nothing on stderr: a device that fails (its kernel does not build, say)
 # falls back to the CPU with a line there, and must not pass unnoticed.
-# Compiled OpenCL programs are cached in FPM_CACHE_DIR, when it is not set a
-# folder beside PROGRAM (in the test's %t).
+# With FPM_DEVICES=all and 2 threads, FPM_STEAL=0: a static schedule's split
+# then runs as planned, so that the CPU and the device each run their part of
+# every call (with stealing, the CPU team often finishes a small loop before
+# the device has started). The device runs chunks of 64 iterations or more,
+# so the corpus's partitioned loops have more than 64 iterations (most more
+# than 128): several chunks, at offsets other than 0. Compiled OpenCL programs are cached in
+# FPM_CACHE_DIR, when it is not set a folder beside PROGRAM (in the test's %t).
 # Usage: every-device.sh [--tolerance REL] [--quick] SERIAL_OUTPUT PROGRAM [ARGS...]
 set -euo pipefail
 usage="usage: every-device.sh [--tolerance REL] [--quick] SERIAL_OUTPUT PROGRAM [ARGS...]"
@@ -30,7 +35,7 @@ shift
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 work=$(cd "$(dirname "$1")" && pwd)
 export FPM_CACHE_DIR=${FPM_CACHE_DIR:-$work/fpm-cache}
-unset FPM_SCHEDULE FPM_DEVICES FPM_VERBOSE FPM_TRACE FPM_INJECT_FAULT
+unset FPM_SCHEDULE FPM_DEVICES FPM_STEAL FPM_VERBOSE FPM_TRACE FPM_INJECT_FAULT
 
 if [[ $quick == 1 ]]; then
   schedules=(auto equal gss "fss, 50" wdah)
@@ -56,9 +61,13 @@ differ() {
 for selection in "${devices[@]}"; do
   for threads in "${thread_counts[@]}"; do
     for schedule in "${schedules[@]}"; do
-      where="FPM_DEVICES=$selection OMP_NUM_THREADS=$threads FPM_SCHEDULE='$schedule'"
+      steal=
+      [[ $selection == all && $threads == 2 ]] && steal=0
+      where="FPM_DEVICES=$selection OMP_NUM_THREADS=$threads"
+      where+=" FPM_SCHEDULE='$schedule'${steal:+ FPM_STEAL=0}"
       status=0
-      FPM_DEVICES=$selection OMP_NUM_THREADS=$threads FPM_SCHEDULE=$schedule \
+      env FPM_DEVICES="$selection" OMP_NUM_THREADS="$threads" \
+        FPM_SCHEDULE="$schedule" ${steal:+FPM_STEAL=$steal} \
         "$@" >"$out" 2>"$err" || status=$?
       if [[ $status != 0 ]]; then
         echo "error: exit status $status under $where (stderr in $err)" >&2
