@@ -674,6 +674,15 @@ bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
   }
   if (isa<StringLiteral>(E))
     refuse(Loc, "it uses a string literal");
+  if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+    QualType Base = ME->getBase()->getType();
+    if (ME->isArrow())
+      Base = Base->getPointeeType();
+    refuse(Loc,
+           "it uses a member of the " +
+               std::string(Base->isUnionType() ? "union" : "struct or class") +
+               " '" + Base.getUnqualifiedType().getAsString(Policy) + "'");
+  }
   if (isa<ParenExpr, BinaryOperator, ConditionalOperator, ConstantExpr,
           SubstNonTypeTemplateParmExpr, CharacterLiteral, CXXBoolLiteralExpr,
           InitListExpr, ExprWithCleanups, MaterializeTemporaryExpr>(E))
