@@ -588,11 +588,12 @@ bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
     return printSubscript(ASE, OS);
   if (isa<CXXOperatorCallExpr, CXXMemberCallExpr>(E)) {
     const FunctionDecl *Callee = cast<CallExpr>(E)->getDirectCallee();
-    refuse(
-        Loc,
-        "it calls the C++ " +
-            std::string(isa<CXXOperatorCallExpr>(E) ? "operator" : "member") +
-            " '" + (Callee ? Callee->getQualifiedNameAsString() : "?") + "'");
+    refuse(Loc,
+           "it calls the C++ " +
+               std::string(isa<CXXOperatorCallExpr>(E) ? "operator"
+                                                       : "member function") +
+               " '" + (Callee ? Callee->getQualifiedNameAsString() : "?") +
+               "'");
   }
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     printCall(Call, OS);
