@@ -13,11 +13,14 @@
 # every call (with stealing, the CPU team often finishes a small loop before
 # the device has started). The device runs chunks of 64 iterations or more,
 # so the corpus's partitioned loops have more than 64 iterations (most more
-# than 128): several chunks, at offsets other than 0. Compiled OpenCL programs are cached in
-# FPM_CACHE_DIR, when it is not set a folder beside PROGRAM (in the test's %t).
-# Usage: every-device.sh [--tolerance REL] [--quick] SERIAL_OUTPUT PROGRAM [ARGS...]
+# than 128): several chunks, at offsets other than 0. Compiled OpenCL
+# programs are cached in FPM_CACHE_DIR, when it is not set a folder beside
+# PROGRAM (in the test's %t).
+# Usage: every-device.sh [--tolerance REL] [--quick] SERIAL_OUTPUT PROGRAM
+#                        [ARGS...]
 set -euo pipefail
-usage="usage: every-device.sh [--tolerance REL] [--quick] SERIAL_OUTPUT PROGRAM [ARGS...]"
+usage="usage: every-device.sh [--tolerance REL] [--quick] SERIAL_OUTPUT"
+usage+=" PROGRAM [ARGS...]"
 tolerance=
 quick=0
 while [[ $# -gt 0 ]]; do
@@ -40,8 +43,9 @@ unset FPM_SCHEDULE FPM_DEVICES FPM_STEAL FPM_VERBOSE FPM_TRACE FPM_INJECT_FAULT
 if [[ $quick == 1 ]]; then
   schedules=(auto equal gss "fss, 50" wdah)
 else
-  schedules=(auto equal cpm geometric numerical hpopta optimal "wdah" "wdah, 10"
-             wdah_heuristic pss "css(3)" gss "gss, 80" fss "fss, 50" tss "tss, 30")
+  schedules=(auto equal cpm geometric numerical hpopta optimal wdah "wdah, 10"
+             wdah_heuristic pss "css(3)" gss "gss, 80" fss "fss, 50" tss
+             "tss, 30")
 fi
 devices=(gpu all cpu)
 thread_counts=(1 2 3)
