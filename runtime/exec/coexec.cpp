@@ -111,8 +111,9 @@ std::vector<InjectedFault> injectedFaults() {
         rest.resize(rest.size() - 5);
       }
       good = !rest.empty() && rest.size() < 9 &&
-             std::all_of(rest.begin(), rest.end(),
-                         [](char c) { return c >= '0' && c <= '9'; });
+             std::all_of(
+                 rest.begin(), rest.end(),
+                 [](char c) { return c >= '0' && c <= '9'; });
       if (good)
         fault.chunk = std::stoi(rest);
       good = good && !(fault.atWait && fault.chunk == 0);
@@ -267,7 +268,7 @@ cl_event copySection(cl_command_queue queue, cl_mem buffer,
   const auto waits = static_cast<cl_uint>(waitFor.size());
   const cl_event *waitList = waitFor.empty() ? nullptr : waitFor.data();
   cl_event event = nullptr;
-  if (arg.shared() || arg.stride <= arg.count) {
+  if (arg.shared() || arg.contiguous()) {
     const auto [first, last] =
         arg.shared() ? std::pair{arg.offset, arg.offset + arg.count}
                      : arg.span(range.begin, range.end);
@@ -283,11 +284,12 @@ cl_event copySection(cl_command_queue queue, cl_mem buffer,
         toDevice ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
     return event;
   }
-  // `count` elements every `stride`: a rectangle, one row per iteration.
+  // `count` elements every |stride|: a rectangle, one row per iteration,
+  // rows in the order of their addresses.
   const auto start =
-      static_cast<std::size_t>((arg.offset + range.begin * arg.stride) * size);
+      static_cast<std::size_t>(arg.firstRow(range.begin, range.end) * size);
   const auto rowBytes = static_cast<std::size_t>(arg.count * size);
-  const auto pitch = static_cast<std::size_t>(arg.stride * size);
+  const auto pitch = static_cast<std::size_t>(std::abs(arg.stride) * size);
   const auto rows = static_cast<std::size_t>(range.size());
   bytes += rowBytes * rows;
   const std::size_t bufferOrigin[3] = {start, 0, 0};
@@ -310,7 +312,7 @@ cl_event copySection(cl_command_queue queue, cl_mem buffer,
 /// The bytes of `arg`'s section of `range`, packed as copySection() lays a
 /// staged download out.
 std::size_t stagedBytes(const KernelArg &arg, Range range) {
-  if (arg.stride <= arg.count) {
+  if (arg.contiguous()) {
     const auto [first, last] = arg.span(range.begin, range.end);
     return static_cast<std::size_t>(last - first) * arg.size;
   }
@@ -320,17 +322,18 @@ std::size_t stagedBytes(const KernelArg &arg, Range range) {
 /// Copies a staged download to the caller's array.
 void unstage(const KernelArg &arg, Range range, const std::byte *staging) {
   auto *host = static_cast<std::byte *>(arg.data);
-  if (arg.stride <= arg.count) {
+  const auto size = static_cast<std::int64_t>(arg.size);
+  if (arg.contiguous()) {
     const auto [first, last] = arg.span(range.begin, range.end);
-    std::memcpy(host + first * static_cast<std::int64_t>(arg.size), staging,
+    std::memcpy(host + first * size, staging,
                 static_cast<std::size_t>(last - first) * arg.size);
     return;
   }
   const std::size_t row = static_cast<std::size_t>(arg.count) * arg.size;
-  for (std::int64_t k = range.begin; k < range.end; ++k, staging += row)
-    std::memcpy(host + (arg.offset + k * arg.stride) *
-                           static_cast<std::int64_t>(arg.size),
-                staging, row);
+  const std::int64_t first = arg.firstRow(range.begin, range.end);
+  const std::int64_t pitch = std::abs(arg.stride);
+  for (std::int64_t r = 0; r < range.size(); ++r, staging += row)
+    std::memcpy(host + (first + r * pitch) * size, staging, row);
 }
 
 /// How an array argument's device buffer is created.
@@ -866,6 +869,8 @@ std::pair<std::int64_t, std::int64_t> KernelArg::span(std::int64_t begin,
                                                       std::int64_t end) const {
   if (shared())
     return {offset, offset + count};
+  if (stride < 0)
+    return {offset + (end - 1) * stride, offset + begin * stride + count};
   return {offset + begin * stride, offset + (end - 1) * stride + count};
 }
 
@@ -932,9 +937,8 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
       if (!arg.data || arg.length <= 0)
         throw std::invalid_argument(where + "an array needs data and a length "
                                             "> 0");
-      if (arg.offset < 0 || arg.stride < 0 || arg.count < 0)
-        throw std::invalid_argument(where +
-                                    "offset, stride and count must be >= 0");
+      if (arg.offset < 0 || arg.count < 0)
+        throw std::invalid_argument(where + "offset and count must be >= 0");
       if (arg.stride == 0 && arg.count == 0) {
         arg.offset = 0;
         arg.count = arg.length;
@@ -945,25 +949,31 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
         throw std::invalid_argument(
             where + "a written section must move with the iteration (stride "
                     "> 0): every iteration would write the same elements");
-      if (arg.writes() && arg.stride < arg.count)
+      if (arg.writes() && std::abs(arg.stride) < arg.count)
         throw std::invalid_argument(
             where +
             "written sections of neighbouring iterations overlap "
             "(stride " +
             std::to_string(arg.stride) + " < count " +
             std::to_string(arg.count) + "): the loop is not a DOALL loop");
-      // The last iteration's section must lie in the array (128-bit: no
-      // overflow whatever the caller passed).
-      const __int128 last =
-          static_cast<__int128>(arg.offset) +
-          static_cast<__int128>(std::max<std::int64_t>(tripCount - 1, 0)) *
-              arg.stride +
-          arg.count;
-      if (last > arg.length)
+      // Every iteration's section must lie in the array: the first's and
+      // the last's do (128-bit: no overflow whatever the caller passed).
+      const std::int64_t lastIteration =
+          std::max<std::int64_t>(tripCount - 1, 0);
+      const __int128 move = static_cast<__int128>(lastIteration) * arg.stride;
+      const __int128 lowest = arg.offset + std::min<__int128>(move, 0);
+      const __int128 end = arg.offset + std::max<__int128>(move, 0) + arg.count;
+      if (lowest < 0)
         throw std::invalid_argument(
             where + "the section of iteration " +
-            std::to_string(std::max<std::int64_t>(tripCount - 1, 0)) +
-            " ends at element " + std::to_string(static_cast<long long>(last)) +
+            std::to_string(lastIteration) + " starts at element " +
+            std::to_string(static_cast<long long>(lowest)) +
+            ", before the array");
+      if (end > arg.length)
+        throw std::invalid_argument(
+            where + "the section of iteration " +
+            std::to_string(move > 0 ? lastIteration : 0) + " ends at element " +
+            std::to_string(static_cast<long long>(end)) +
             ", past the array's " + std::to_string(arg.length));
       if (static_cast<__int128>(arg.length) * arg.size >
           static_cast<__int128>(INT64_MAX))

@@ -30,6 +30,7 @@
 #include "fpm/fpm.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -53,11 +54,18 @@ struct KernelArg {
   bool writes() const { return kind == Kind::Out || kind == Kind::InOut; }
   /// The same section for every iteration: copied once per device and call.
   bool shared() const { return stride == 0; }
-  /// Elements [first, last) the iterations [begin, end) touch, for
-  /// stride <= count (contiguous); strided sections are copied as
-  /// rectangles, `count` elements every `stride`.
+  /// Neighbouring iterations' sections touch or overlap: a chunk's is one
+  /// run of elements. Otherwise it is copied as a rectangle, `count`
+  /// elements every |stride|.
+  bool contiguous() const { return std::abs(stride) <= count; }
+  /// Elements [first, last) the iterations [begin, end) touch, for a
+  /// contiguous section (a negative stride runs down the array).
   std::pair<std::int64_t, std::int64_t> span(std::int64_t begin,
                                              std::int64_t end) const;
+  /// The lowest row of iterations [begin, end), for a rectangle.
+  std::int64_t firstRow(std::int64_t begin, std::int64_t end) const {
+    return offset + (stride >= 0 ? begin : end - 1) * stride;
+  }
 };
 
 /// The OpenCL side of a loop (fpm_kernel), checked.

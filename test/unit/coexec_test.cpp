@@ -870,10 +870,13 @@ TEST_F(CoexecKernelTest, BadDescriptionsAreRefused) {
                 [](fpm_kernel &kernel, fpm_arg &) { kernel.source = nullptr; });
   expectRefused("negative-offset", ">= 0",
                 [](fpm_kernel &, fpm_arg &arg) { arg.offset = -1; });
-  expectRefused("negative-stride", ">= 0", [](fpm_kernel &, fpm_arg &arg) {
-    arg.kind = FPM_ARG_IN;
-    arg.stride = -1;
-  });
+  // A section may run down the array (a loop running down), but not below
+  // its start.
+  expectRefused("negative-stride-below-start", "before the array",
+                [](fpm_kernel &, fpm_arg &arg) {
+                  arg.kind = FPM_ARG_IN;
+                  arg.stride = -1;
+                });
   expectRefused("no-data", "needs data",
                 [](fpm_kernel &, fpm_arg &arg) { arg.data = nullptr; });
   expectRefused("element-size-0", "size is 0",
