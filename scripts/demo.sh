@@ -41,8 +41,10 @@ for schedule in equal gss fss "tss, 50"; do
 done
 
 echo
-echo "== One loop on the CPU team and an OpenCL device at once: examples/coexec/coexec.cpp"
-echo "   (matrix multiply rows: a CPU body and matmul_rows.cl, through the runtime's C++ API;"
+echo "== One pragma'd loop on the CPU team and an OpenCL device at once: examples/coexec/coexec.cpp"
+echo "   (matrix multiply rows; fpm-rewrite generates the OpenCL C kernel from the loop's body:"
+build/bin/fpm-rewrite -Rfpm examples/coexec/coexec.cpp -o build/demo-coexec.fpm.cpp -- -std=c++20 2>&1 |
+  grep 'remark:' | sed 's|^.*/examples/|   examples/|'
 echo "   the first call guesses, later ones split by the speeds the loop measured)"
 FPM_VERBOSE=1 FPM_TRACE=build/coexec-trace.json build/bin/fpm-example-coexec 1024 5 2>&1
 echo "   (a Chrome trace of every chunk and transfer: build/coexec-trace.json; open it in https://ui.perfetto.dev)"
