@@ -89,14 +89,15 @@ std::optional<Token> tokenAfter(SourceLocation Loc, const SourceManager &SM,
 class RewriteConsumer : public ASTConsumer {
 public:
   RewriteConsumer(const std::vector<PartitionPragma> &Pragmas,
-                  clang::Rewriter &Rewrite)
-      : Pragmas(Pragmas), Rewrite(Rewrite) {}
+                  clang::Rewriter &Rewrite, bool Remarks)
+      : Pragmas(Pragmas), Rewrite(Rewrite), Remarks(Remarks) {}
 
   void HandleTranslationUnit(ASTContext &Ctx) override;
 
 private:
   const std::vector<PartitionPragma> &Pragmas;
   clang::Rewriter &Rewrite;
+  bool Remarks;
 };
 
 void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
@@ -191,13 +192,18 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
   }
   if (Diags.hasErrorOccurred())
     return;
+  // Kernels first, in source order, so that remarks come in that order.
+  LoopRewriter Rewriter(Ctx, Rewrite, Remarks);
+  for (const LoopRewrite &Loop : Loops)
+    Rewriter.offload(Loop);
+  if (Diags.hasErrorOccurred())
+    return;
 
   // Rewrite innermost and last first, so that edits at one place nest.
   llvm::sort(Loops, [&](const LoopRewrite &A, const LoopRewrite &B) {
     return SM.isBeforeInTranslationUnit(B.Loop.For->getForLoc(),
                                         A.Loop.For->getForLoc());
   });
-  LoopRewriter Rewriter(Ctx, Rewrite);
   for (const LoopRewrite &Loop : Loops)
     Rewriter.rewrite(Loop);
   Rewriter.finish();
@@ -210,8 +216,9 @@ class EnteredFiles : public DependencyCollector {
 
 class RewriteAction : public ASTFrontendAction {
 public:
-  RewriteAction(std::string OutputFile, std::string DependencyFile)
-      : OutputFile(std::move(OutputFile)),
+  RewriteAction(std::string OutputFile, bool Remarks,
+                std::string DependencyFile)
+      : OutputFile(std::move(OutputFile)), Remarks(Remarks),
         DependencyFile(std::move(DependencyFile)) {}
 
 protected:
@@ -223,13 +230,14 @@ protected:
       Entered = std::make_shared<EnteredFiles>();
       Entered->attachToPreprocessor(CI.getPreprocessor());
     }
-    return std::make_unique<RewriteConsumer>(Pragmas, Rewrite);
+    return std::make_unique<RewriteConsumer>(Pragmas, Rewrite, Remarks);
   }
 
   void EndSourceFileAction() override;
 
 private:
   std::string OutputFile;
+  bool Remarks;
   std::string DependencyFile;
   std::vector<PartitionPragma> Pragmas;
   clang::Rewriter Rewrite;
@@ -356,7 +364,7 @@ std::string defaultOutputPath(StringRef Input) {
 }
 
 std::unique_ptr<FrontendAction> RewriteActionFactory::create() {
-  return std::make_unique<RewriteAction>(OutputFile, DependencyFile);
+  return std::make_unique<RewriteAction>(OutputFile, Remarks, DependencyFile);
 }
 
 } // namespace fpm

@@ -36,15 +36,19 @@ std::string defaultOutputPath(llvm::StringRef Input);
 /// name (writeDependencyFile).
 class RewriteActionFactory : public clang::tooling::FrontendActionFactory {
 public:
+  /// With Remarks, each loop gets a remark saying whether it is offloaded
+  /// and, if not, why (fpm-rewrite -Rfpm).
   explicit RewriteActionFactory(std::string OutputFile = "",
+                                bool Remarks = false,
                                 std::string DependencyFile = "")
-      : OutputFile(std::move(OutputFile)),
+      : OutputFile(std::move(OutputFile)), Remarks(Remarks),
         DependencyFile(std::move(DependencyFile)) {}
 
   std::unique_ptr<clang::FrontendAction> create() override;
 
 private:
   std::string OutputFile;
+  bool Remarks;
   std::string DependencyFile;
 };
 

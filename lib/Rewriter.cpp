@@ -8,6 +8,7 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
@@ -130,10 +131,13 @@ struct LoopRewriter::LoopText {
   std::string AfterLine; // #line (and indentation) before the text after
   std::string File;
   unsigned Line = 0;
+  /// The OpenCL C kernel, when the loop offloads.
+  std::optional<GeneratedKernel> Kernel;
 };
 
-LoopRewriter::LoopRewriter(ASTContext &Ctx, clang::Rewriter &Rewrite)
-    : Ctx(Ctx), Rewrite(Rewrite) {}
+LoopRewriter::LoopRewriter(ASTContext &Ctx, clang::Rewriter &Rewrite,
+                           bool Remarks)
+    : Ctx(Ctx), Rewrite(Rewrite), Remarks(Remarks) {}
 
 namespace {
 
@@ -263,6 +267,8 @@ bool LoopRewriter::rewrite(const LoopRewrite &L) {
   PresumedLoc ForLoc = SM.getPresumedLoc(For->getForLoc());
   LT.File = ForLoc.getFilename();
   LT.Line = ForLoc.getLine();
+  if (auto It = Kernels.find(L.Index); It != Kernels.end())
+    LT.Kernel = std::move(It->second);
 
   bool Ok = Cxx ? rewriteCxx(L, LT) : rewriteC(L, LT);
   Rewritten |= Ok;
@@ -270,6 +276,197 @@ bool LoopRewriter::rewrite(const LoopRewrite &L) {
 }
 
 namespace {
+
+/// The loop the kernel is generated from: in a function template, its one
+/// instantiation's copy (the template's own has dependent types). Null, with
+/// Why set, when there is not exactly one.
+std::pair<const ForStmt *, const VarDecl *> concreteLoop(const LoopRewrite &L,
+                                                         std::string &Why) {
+  const FunctionTemplateDecl *Template = L.Fn->getDescribedFunctionTemplate();
+  if (!Template && !L.Fn->isDependentContext())
+    return {L.Loop.For, L.Loop.Var};
+  llvm::SmallVector<const FunctionDecl *, 2> Instances;
+  if (Template)
+    for (const FunctionDecl *FD : Template->specializations())
+      if (FD->hasBody())
+        Instances.push_back(FD);
+  if (Instances.size() != 1) {
+    Why = "it is in a template with " + std::to_string(Instances.size()) +
+          " instantiations; fpm offloads a template's loop when it has one";
+    return {nullptr, nullptr};
+  }
+  // The instantiation's statements keep the template's locations.
+  SourceLocation ForLoc = L.Loop.For->getForLoc();
+  llvm::SmallVector<const Stmt *, 32> Work{Instances[0]->getBody()};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *For = dyn_cast<ForStmt>(S);
+        For && For->getForLoc() == ForLoc) {
+      const VarDecl *Var = nullptr;
+      if (const auto *DS = dyn_cast_or_null<DeclStmt>(For->getInit()))
+        Var = DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                                 : nullptr;
+      else if (const auto *BO =
+                   dyn_cast_or_null<BinaryOperator>(For->getInit()))
+        if (const auto *DRE =
+                dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts()))
+          Var = dyn_cast<VarDecl>(DRE->getDecl());
+      if (Var)
+        return {For, Var};
+      break;
+    }
+    llvm::append_range(Work, S->children());
+  }
+  Why = "fpm cannot find the loop in the template's instantiation";
+  return {nullptr, nullptr};
+}
+
+} // namespace
+
+bool LoopRewriter::offload(const LoopRewrite &L) {
+  const PartitionPragma &P = *L.Pragma;
+  DiagnosticsEngine &Diags = Ctx.getDiagnostics();
+  if (P.Devices == "cpu")
+    return true;
+  auto Refuse = [&](SourceLocation Loc, StringRef Why) {
+    if (P.Devices == "gpu") {
+      report(Diags, Loc, Level::Error,
+             "loop '%0' cannot run on OpenCL devices: %1")
+          << L.Name << Why;
+      return false;
+    }
+    if (Remarks)
+      report(Diags, Loc, Level::Remark, "loop '%0' stays on CPU PEs: %1")
+          << L.Name << Why;
+    return true;
+  };
+  if (P.In.empty() && P.Out.empty() && P.InOut.empty())
+    return Refuse(P.KeywordLoc,
+                  "it has no in(...), out(...) or inout(...) clause saying "
+                  "which data a device must copy");
+
+  // The arrays of the data clauses, in the order of the loop's fpm_args.
+  llvm::SmallVector<ClauseArray, 4> Arrays;
+  unsigned Index = 0;
+  for (const auto *Sections : {&P.In, &P.Out, &P.InOut})
+    for (const DataSection &Section : *Sections) {
+      bool Written = Sections != &P.In;
+      if (Section.ArrayIsMacro)
+        return Refuse(Section.Loc,
+                      "'" + Section.Array + "' in a data clause is a macro");
+      if (llvm::any_of(Arrays, [&](const ClauseArray &A) {
+            return A.Name == Section.Array;
+          }))
+        return Refuse(Section.Loc,
+                      "'" + Section.Array +
+                          "' is named in more than one section; a device "
+                          "needs one section per array");
+      Arrays.push_back({Section.Array, Index++, Written});
+    }
+
+  std::string Why;
+  auto [For, Var] = concreteLoop(L, Why);
+  if (!For)
+    return Refuse(P.KeywordLoc, Why);
+  llvm::SmallVector<std::string, 4> Private;
+  for (const VarDecl *VD : L.Vars.Private)
+    Private.push_back(VD->getName().str());
+  KernelRequest Request;
+  Request.For = For;
+  Request.Var = Var;
+  Request.Arrays = Arrays;
+  Request.Private = Private;
+  Request.Name = "fpm_kernel_" + std::to_string(L.Index);
+  std::variant<GeneratedKernel, OffloadRefusal> Result =
+      generateKernel(Ctx, Request);
+  if (const auto *Refusal = std::get_if<OffloadRefusal>(&Result))
+    return Refuse(Refusal->Loc, Refusal->Reason);
+  auto &Kernel = std::get<GeneratedKernel>(Result);
+  if (Remarks)
+    report(Diags, P.KeywordLoc, Level::Remark,
+           "loop '%0' is offloaded: OpenCL C kernel '%1' generated from its "
+           "body")
+        << L.Name << Kernel.Name;
+  Kernels.try_emplace(L.Index, std::move(Kernel));
+  return true;
+}
+
+namespace {
+
+/// The declarations of the generated kernel and its arguments, at the start
+/// of the loop's block (C89 wants them before any statement).
+std::string kernelDeclarations(const GeneratedKernel &K, const std::string &S,
+                               bool Cxx) {
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  OS << "  /* fpm-rewrite: the OpenCL C kernel generated from the loop's "
+        "body */\n";
+  OS << "  static const char fpm_source" << S << "[] =";
+  StringRef Source = K.Source;
+  while (!Source.empty()) {
+    auto [Line, Rest] = Source.split('\n');
+    OS << "\n      \"" << escapeString(Line) << "\\n\"";
+    Source = Rest;
+  }
+  OS << ";\n";
+  for (const KernelParam &P : K.Params)
+    if (P.K == KernelParam::Kind::Extent)
+      OS << "  " << (Cxx ? "std::int64_t " : "int64_t ") << P.Name << S
+         << ";\n";
+  OS << "  fpm_arg fpm_kernel_args" << S << "[" << K.Params.size() << "];\n";
+  OS << "  fpm_kernel fpm_kernel" << S << " = " << (Cxx ? "{}" : "{0}")
+     << ";\n";
+  OS << "  int fpm_offload" << S << ";\n";
+  return Text;
+}
+
+/// Fills the generated kernel's arguments, after the loop's sections are
+/// described, and sets `fpm_offload<S>`: whether this call may run it (the
+/// sections are ones a device takes).
+void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
+                const std::string &S, bool Cxx) {
+  const char *I64 = Cxx ? "std::int64_t" : "int64_t";
+  for (const KernelParam &P : K.Params)
+    if (P.K == KernelParam::Kind::Extent)
+      OS << "  " << P.Name << S << " = (" << I64 << ")" << P.HostExpr << ";\n";
+  std::string Args = "fpm_kernel_args" + S;
+  for (size_t I = 0; I < K.Params.size(); ++I) {
+    const KernelParam &P = K.Params[I];
+    OS << "  " << Args << "[" << I << "] = ";
+    auto Scalar = [&](const std::string &Name) {
+      OS << "fpm_scalar_arg(&" << Name << ", sizeof(" << Name << "));\n";
+    };
+    switch (P.K) {
+    case KernelParam::Kind::Lower:
+      Scalar("fpm_lower" + S);
+      break;
+    case KernelParam::Kind::Step:
+      Scalar("fpm_step" + S);
+      break;
+    case KernelParam::Kind::Scalar:
+      Scalar(P.HostExpr);
+      break;
+    case KernelParam::Kind::Array:
+      OS << "fpm_data" << S << "[" << P.Section << "];\n";
+      break;
+    case KernelParam::Kind::Extent:
+      Scalar(P.Name + S);
+      break;
+    }
+  }
+  std::string Kernel = "fpm_kernel" + S;
+  OS << "  " << Kernel << ".source = fpm_source" << S << ";\n";
+  OS << "  " << Kernel << ".name = \"" << K.Name << "\";\n";
+  OS << "  " << Kernel
+     << ".options = \"-cl-fp32-correctly-rounded-divide-sqrt\";\n";
+  OS << "  " << Kernel << ".args = " << Args << ";\n";
+  OS << "  " << Kernel << ".arg_count = " << K.Params.size() << ";\n";
+  OS << "  fpm_offload" << S << " = fpm_affine" << S
+     << " && fpm_kernel_fits(&fpm_info" << S << ", &" << Kernel << ", fpm_trip"
+     << S << ");\n";
+}
 
 /// One section of the loop's in, out and inout clauses, as the runtime gets
 /// it.
@@ -423,10 +620,16 @@ bool LoopRewriter::rewriteCxx(const LoopRewrite &L, const LoopText &LT) {
   llvm::raw_string_ostream OS(Prefix);
   OS << "/* fpm-rewrite: " << commentSafe(L.Pragma->Text) << " */\n{\n";
   OS << "  using " << Alias << " = " << VarType << ";\n";
-  emitSetup(OS, L, Alias, "{}", "", S, LT.I64, LT.U64, LT.VarName, LT.Lower,
-            LT.Bound, LT.Step, LT.Compare, LT.File, LT.Line);
-  OS << "  ::fpm::parallelFor(fpm_info" << S << ", fpm_trip" << S
-     << ", [&](std::int64_t fpm_begin, std::int64_t fpm_end) {\n";
+  emitSetup(OS, L, Alias, "{}",
+            LT.Kernel ? kernelDeclarations(*LT.Kernel, S, /*Cxx=*/true) : "", S,
+            LT.I64, LT.U64, LT.VarName, LT.Lower, LT.Bound, LT.Step, LT.Compare,
+            LT.File, LT.Line);
+  if (LT.Kernel)
+    emitKernel(OS, *LT.Kernel, S, /*Cxx=*/true);
+  OS << "  ::fpm::parallelFor(fpm_info" << S << ", fpm_trip" << S;
+  if (LT.Kernel)
+    OS << ", fpm_offload" << S << " ? &fpm_kernel" << S << " : nullptr";
+  OS << ", [&](std::int64_t fpm_begin, std::int64_t fpm_end) {\n";
   for (const VarDecl *VD : L.Vars.Private) {
     QualType PT = VD->getType();
     if (PT->isReferenceType())
@@ -618,9 +821,12 @@ bool LoopRewriter::rewriteC(const LoopRewrite &L, const LoopText &LT) {
   std::string Call;
   llvm::raw_string_ostream C(Call);
   C << "/* fpm-rewrite: " << commentSafe(L.Pragma->Text) << " */\n{\n";
-  emitSetup(C, L, VarType, "{0}", "  struct fpm_ctx" + S + " " + Ctx_ + ";\n",
-            S, LT.I64, LT.U64, LT.VarName, LT.Lower, LT.Bound, LT.Step,
-            LT.Compare, LT.File, LT.Line);
+  emitSetup(
+      C, L, VarType, "{0}",
+      "  struct fpm_ctx" + S + " " + Ctx_ + ";\n" +
+          (LT.Kernel ? kernelDeclarations(*LT.Kernel, S, /*Cxx=*/false) : ""),
+      S, LT.I64, LT.U64, LT.VarName, LT.Lower, LT.Bound, LT.Step, LT.Compare,
+      LT.File, LT.Line);
   C << "  " << Ctx_ << ".fpm_lower = fpm_lower" << S << ";\n";
   C << "  " << Ctx_ << ".fpm_step = fpm_step" << S << ";\n";
   C << Sets;
@@ -629,8 +835,15 @@ bool LoopRewriter::rewriteC(const LoopRewrite &L, const LoopText &LT) {
   for (const VarDecl *VD : L.Vars.Private)
     if (VD->isLocalVarDeclOrParm())
       C << "  (void)" << VD->getName() << ";\n";
-  C << "  if (fpm_parallel_for(&fpm_info" << S << ", fpm_trip" << S
-    << ", fpm_body" << S << ", &" << Ctx_ << ") != FPM_OK) {\n";
+  if (LT.Kernel) {
+    emitKernel(C, *LT.Kernel, S, /*Cxx=*/false);
+    C << "  if (fpm_parallel_for_kernel(&fpm_info" << S << ", fpm_trip" << S
+      << ", fpm_body" << S << ", &" << Ctx_ << ", fpm_offload" << S
+      << " ? &fpm_kernel" << S << " : NULL) != FPM_OK) {\n";
+  } else {
+    C << "  if (fpm_parallel_for(&fpm_info" << S << ", fpm_trip" << S
+      << ", fpm_body" << S << ", &" << Ctx_ << ") != FPM_OK) {\n";
+  }
   C << "    fprintf(stderr, \"%s:%d: fpm: %s\\n\", fpm_info" << S
     << ".file, fpm_info" << S << ".line, fpm_last_error());\n";
   C << "    abort();\n  }\n";

@@ -28,19 +28,24 @@
 // lines. The pragma is left behind as a marker comment, so that the output
 // holds no pragma and rewriting it again changes nothing.
 //
-// The CPU body is one of the loop's implementations; a generated OpenCL
-// kernel is meant to become another (a second text emitted beside it).
+// The CPU body is one of the loop's implementations; the OpenCL C kernel
+// generated from the same body (KernelEmitter.h) is the other, passed to
+// fpm_parallel_for_kernel as a string with its arguments when the loop's
+// data clauses describe every array it touches.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FPM_LIB_REWRITER_H
 #define FPM_LIB_REWRITER_H
 
+#include "KernelEmitter.h"
 #include "LoopChecker.h"
 #include "PragmaParser.h"
 
 #include "clang/Basic/SourceLocation.h"
+#include "llvm/ADT/DenseMap.h"
 
+#include <optional>
 #include <string>
 
 namespace clang {
@@ -71,7 +76,15 @@ struct LoopRewrite {
 /// Rewrites the loops of one main file through a clang::Rewriter.
 class LoopRewriter {
 public:
-  LoopRewriter(clang::ASTContext &Ctx, clang::Rewriter &Rewrite);
+  /// With Remarks, says of each loop whether it is offloaded and why not
+  /// (`fpm-rewrite -Rfpm`).
+  LoopRewriter(clang::ASTContext &Ctx, clang::Rewriter &Rewrite,
+               bool Remarks = false);
+
+  /// Generates the OpenCL C kernel of a loop, or says why it has none: a
+  /// remark, or an error with devices(gpu) (then returns false). Called for
+  /// every loop, in source order, before rewrite().
+  bool offload(const LoopRewrite &Loop);
 
   /// Rewrites one loop. Loops must come innermost and last first. Returns
   /// false, with an error reported, if the loop cannot be rewritten.
@@ -88,7 +101,10 @@ private:
 
   clang::ASTContext &Ctx;
   clang::Rewriter &Rewrite;
+  bool Remarks;
   bool Rewritten = false;
+  /// The kernels offload() generated, by loop index.
+  llvm::DenseMap<unsigned, GeneratedKernel> Kernels;
 };
 
 } // namespace fpm

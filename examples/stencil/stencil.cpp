@@ -12,8 +12,10 @@ namespace {
 void sweep(int n, const std::vector<double> &in, std::vector<double> &out) {
   const double *src = in.data();
   double *dst = out.data();
+  // Row i writes columns 1 .. n-2 only: an out section must name exactly
+  // what is written, since a device copies back all of it.
 #pragma fpm partition name(stencil.sweep) schedule(gss)                        \
-    in(src[(i - 1) * n : 3 * n]) out(dst[i * n : n])
+    in(src[(i - 1) * n : 3 * n]) out(dst[i * n + 1 : n - 2])
   for (int i = 1; i < n - 1; ++i)
     for (int j = 1; j < n - 1; ++j)
       dst[i * n + j] = 0.25 * (src[(i - 1) * n + j] + src[(i + 1) * n + j] +

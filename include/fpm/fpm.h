@@ -136,6 +136,10 @@ int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
  * to each device once per loop call.
  */
 
+/* A FPM_ARG_SCALAR argument: the `size` bytes at `value`, read when the loop
+   runs. */
+fpm_arg fpm_scalar_arg(const void *value, size_t size);
+
 /* The OpenCL side of a loop. Zero-initialise, then set fields. */
 typedef struct fpm_kernel {
   const char *source;  /* OpenCL C source; NULL to read `file` */
@@ -171,6 +175,17 @@ typedef struct fpm_kernel {
 int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
                             fpm_body_fn body, void *context,
                             const fpm_kernel *kernel);
+
+/*
+ * Whether fpm_parallel_for_kernel would accept `kernel` for `trip_count`
+ * iterations: 1 if so; else 0, and fpm_last_error() says why (a written
+ * section that runs down its array, say). Code that fpm-rewrite generates
+ * asks this before each call and runs the loop on the CPU when the answer
+ * is no; with FPM_VERBOSE, the reason is printed for `loop`, which may be
+ * NULL.
+ */
+int fpm_kernel_fits(const fpm_loop *loop, const fpm_kernel *kernel,
+                    int64_t trip_count);
 
 /* The comparison in a canonical loop's test, the loop variable on the left. */
 enum fpm_compare {

@@ -228,21 +228,30 @@ private:
   std::vector<Arg> args_;
 };
 
+/// parallelFor with `kernel`, a C description, running the chunks that go
+/// to OpenCL devices, `body` the others; a null kernel is the CPU only (what
+/// fpm-rewrite's code passes).
+template <class Body>
+void parallelFor(const fpm_loop &loop, std::int64_t tripCount,
+                 const fpm_kernel *kernel, Body &&body) {
+  using BodyType = std::remove_reference_t<Body>;
+  detail::ChunkContext<BodyType> state(body);
+  const int status = fpm_parallel_for_kernel(
+      &loop, tripCount, &detail::chunkTrampoline<BodyType>, &state, kernel);
+  if (state.error)
+    std::rethrow_exception(state.error);
+  if (status != FPM_OK)
+    detail::throwError(status);
+}
+
 /// parallelFor with `kernel` running the chunks that go to OpenCL devices,
 /// `body` the others.
 template <class Body>
 void parallelFor(const fpm_loop &loop, std::int64_t tripCount,
                  const Kernel &kernel, Body &&body) {
-  using BodyType = std::remove_reference_t<Body>;
-  detail::ChunkContext<BodyType> state(body);
-  const int status = kernel.withDescription([&](const fpm_kernel &c) {
-    return fpm_parallel_for_kernel(
-        &loop, tripCount, &detail::chunkTrampoline<BodyType>, &state, &c);
+  kernel.withDescription([&](const fpm_kernel &c) {
+    parallelFor(loop, tripCount, &c, std::forward<Body>(body));
   });
-  if (state.error)
-    std::rethrow_exception(state.error);
-  if (status != FPM_OK)
-    detail::throwError(status);
 }
 
 /// Runs body(i) for i in [first, last), like tbb::parallel_for. Index is the

@@ -19,6 +19,7 @@
 #include "profiling/benchmark.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <new>
@@ -128,6 +129,36 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
     return fail(FPM_ERROR_RUNTIME, error.what());
   } catch (...) {
     return fail(FPM_ERROR_RUNTIME, "unknown error");
+  }
+}
+
+extern "C" fpm_arg fpm_scalar_arg(const void *value, size_t size) {
+  fpm_arg arg{};
+  arg.kind = FPM_ARG_SCALAR;
+  arg.data = const_cast<void *>(value);
+  arg.size = size;
+  return arg;
+}
+
+extern "C" int fpm_kernel_fits(const fpm_loop *loop, const fpm_kernel *kernel,
+                               int64_t trip_count) {
+  try {
+    if (!kernel)
+      throw std::invalid_argument("no kernel");
+    if (trip_count > 0)
+      fpm::makeKernelSpec(*kernel, trip_count);
+    return 1;
+  } catch (const std::exception &error) {
+    fail(FPM_ERROR_INVALID_ARGUMENT, error.what());
+    if (verboseWanted()) {
+      fpm::LoopCall call;
+      call.name = loop ? view(loop->name) : std::string_view();
+      call.file = loop ? view(loop->file) : std::string_view();
+      call.line = loop ? loop->line : 0;
+      std::fprintf(stderr, "fpm: %s: runs on the CPU only: %s\n",
+                   fpm::loopLabel(call).c_str(), error.what());
+    }
+    return 0;
   }
 }
 

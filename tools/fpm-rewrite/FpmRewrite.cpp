@@ -46,6 +46,12 @@ static llvm::cl::opt<std::string> DependencyFile(
                    "pragmas name (for a build system: CMake's DEPFILE)"),
     llvm::cl::value_desc("file"), llvm::cl::cat(FpmRewriteCategory));
 
+static llvm::cl::opt<bool> Remarks(
+    "Rfpm",
+    llvm::cl::desc("Say of each loop whether it runs on OpenCL devices too "
+                   "and, if not, why (like clang's -Rpass-missed)"),
+    llvm::cl::cat(FpmRewriteCategory));
+
 static llvm::cl::extrahelp CommonHelp(CommonOptionsParser::HelpMessage);
 
 static const char Overview[] =
@@ -85,6 +91,6 @@ int main(int Argc, const char **Argv) {
                         "-resource-dir=" FPM_CLANG_RESOURCE_DIR);
         return Adjusted;
       });
-  fpm::RewriteActionFactory Factory(OutputFile, DependencyFile);
+  fpm::RewriteActionFactory Factory(OutputFile, Remarks, DependencyFile);
   return Tool.run(&Factory) ? 1 : 0;
 }

@@ -1,5 +1,7 @@
-/* Stands in for fpm_parallel_for in a rewritten program compiled with
- * -Dfpm_parallel_for=fpm_check (this file is compiled without it): prints
+/* Stands in for fpm_parallel_for and fpm_parallel_for_kernel in a rewritten
+ * program compiled with -Dfpm_parallel_for=fpm_check
+ * -Dfpm_parallel_for_kernel=fpm_check_kernel (this file is compiled without
+ * them): prints
  * the sections the rewriter put in fpm_loop.data, each with where its
  * `data` is, as an element of one of the arrays the program lists in
  * check_name, check_base and check_bytes, checks that the section of every
@@ -12,8 +14,7 @@ extern const char *check_name[16];
 extern const void *check_base[16];
 extern unsigned long check_bytes[16];
 
-int fpm_check(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
-              void *context) {
+static void print_sections(const fpm_loop *loop, int64_t trip_count) {
   static const char *const kinds[] = {"scalar", "in", "out", "inout", "local"};
   int j;
   printf("%s: trip %lld, data_count %d%s\n", loop->name,
@@ -49,5 +50,17 @@ int fpm_check(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
            (long long)a->stride, (long long)a->count,
            inside ? "" : " OUT OF RANGE");
   }
+}
+
+int fpm_check(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
+              void *context) {
+  print_sections(loop, trip_count);
   return fpm_parallel_for(loop, trip_count, body, context);
+}
+
+int fpm_check_kernel(const fpm_loop *loop, int64_t trip_count,
+                     fpm_body_fn body, void *context,
+                     const fpm_kernel *kernel) {
+  print_sections(loop, trip_count);
+  return fpm_parallel_for_kernel(loop, trip_count, body, context, kernel);
 }

@@ -1,0 +1,1034 @@
+//===- KernelEmitter.cpp - OpenCL C kernels from loop bodies --------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/PrettyPrinter.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+#include <optional>
+
+using namespace clang;
+
+namespace fpm {
+namespace {
+
+/// A C math function and the OpenCL C built-in that computes it. OpenCL's
+/// are overloaded on their argument types, so the arguments are converted to
+/// the C prototype's types first; an integer `abs` returns an unsigned
+/// integer in OpenCL, so its result is converted back.
+struct MathFunction {
+  const char *OpenCl;
+  bool CastResult;
+};
+
+const llvm::StringMap<MathFunction> &mathFunctions() {
+  static const llvm::StringMap<MathFunction> Map = [] {
+    llvm::StringMap<MathFunction> M;
+    for (const char *Name :
+         {"acos",      "acosh", "asin",      "asinh",    "atan",   "atan2",
+          "atanh",     "cbrt",  "ceil",      "copysign", "cos",    "cosh",
+          "erf",       "erfc",  "exp",       "exp2",     "expm1",  "fabs",
+          "fdim",      "floor", "fma",       "fmax",     "fmin",   "fmod",
+          "hypot",     "log",   "log10",     "log1p",    "log2",   "logb",
+          "nextafter", "pow",   "remainder", "rint",     "round",  "sin",
+          "sinh",      "sqrt",  "tan",       "tanh",     "tgamma", "lgamma",
+          "trunc"}) {
+      M[Name] = {Name, false};
+      M[(std::string(Name) + "f")] = {Name, false};
+    }
+    for (const char *Name : {"abs", "labs", "llabs"})
+      M[Name] = {"abs", true};
+    return M;
+  }();
+  return Map;
+}
+
+/// Words OpenCL C reserves that C and C++ programs may use as names.
+bool isReservedInOpenCl(StringRef Name) {
+  static const llvm::StringSet<> Words = {
+      "global",    "local",      "constant",   "private",   "kernel",
+      "__global",  "__local",    "__constant", "__private", "__kernel",
+      "read_only", "write_only", "read_write", "uniform",   "pipe",
+      "half",      "uchar",      "ushort",     "uint",      "ulong",
+      "quad",      "complex",    "imaginary",  "sampler_t", "event_t",
+      "image1d_t", "image2d_t",  "image3d_t",  "bool"};
+  if (Words.contains(Name) || Name.starts_with("fpm_"))
+    return true;
+  // Vector types: float4, uint16, ...
+  for (StringRef Base : {"char", "uchar", "short", "ushort", "int", "uint",
+                         "long", "ulong", "float", "double", "half", "bool"})
+    if (Name.consume_front(Base))
+      return Name == "2" || Name == "3" || Name == "4" || Name == "8" ||
+             Name == "16";
+  return false;
+}
+
+/// The name a variable gets in the kernel.
+std::string kernelName(const NamedDecl *D) {
+  std::string Name = D->getName().str();
+  return isReservedInOpenCl(Name) ? Name + "_" : Name;
+}
+
+/// An array's dimensions below the first: constant extents, or the variable
+/// ones' kernel parameters.
+struct ArrayShape {
+  /// Each inner extent, as the kernel spells it.
+  llvm::SmallVector<std::string, 2> Extents;
+  QualType Element;
+};
+
+/// Where a pointer in the kernel points: the address space of its root.
+enum class Space { Global, Private };
+
+/// Thrown by refuse() to end the walk at the first construct the kernel
+/// cannot have.
+struct Refused {};
+
+class KernelPrinter : public PrinterHelper {
+public:
+  KernelPrinter(ASTContext &Ctx, const KernelRequest &Request)
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), Request(Request),
+        Policy(Ctx.getLangOpts()) {
+    Policy.SuppressTagKeyword = true;
+    Policy.Bool = true;
+    for (const ClauseArray &A : Request.Arrays)
+      ArraysByName.try_emplace(A.Name, &A);
+  }
+
+  GeneratedKernel run();
+  const std::optional<OffloadRefusal> &refusal() const { return Failure; }
+
+  bool handledStmt(Stmt *S, raw_ostream &OS) override;
+  bool print(Stmt *S, raw_ostream &OS);
+
+private:
+  /// The function being printed: the kernel (null) or a helper, with the
+  /// address spaces of its pointer parameters.
+  struct Scope {
+    const FunctionDecl *Fn = nullptr;
+    llvm::DenseMap<const ParmVarDecl *, Space> Spaces;
+  };
+
+  /// Records the first reason the body cannot be a kernel and ends the
+  /// walk. The exception never crosses Clang's frames: handledStmt(), which
+  /// Clang's printer calls, catches it, and prints nothing more after it.
+  [[noreturn]] void refuse(SourceLocation Loc, const Twine &Why) {
+    if (!Failure)
+      Failure = OffloadRefusal{SM.getExpansionLoc(Loc), Why.str()};
+    throw Refused();
+  }
+
+  std::string type(QualType T, SourceLocation Loc);
+  std::string declarator(QualType T, StringRef Name, SourceLocation Loc);
+  void noteType(QualType T) {
+    if (T->isSpecificBuiltinType(BuiltinType::Double))
+      UsesDouble = true;
+  }
+
+  void printExpr(const Expr *E, raw_ostream &OS) {
+    E->printPretty(OS, this, Policy, 0, "\n", &Ctx);
+    if (Failure)
+      throw Refused();
+  }
+  void printStmt(const Stmt *S, unsigned Indent, raw_ostream &OS);
+  void printBlockOrStmt(const Stmt *S, unsigned Indent, raw_ostream &OS);
+  void printDecl(const DeclStmt *DS, raw_ostream &OS);
+  void printFunction(const FunctionDecl *FD,
+                     const llvm::SmallVector<Space, 2> &Spaces,
+                     const std::string &Name);
+
+  void printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS);
+  bool printSubscript(const ArraySubscriptExpr *ASE, raw_ostream &OS);
+  void printCall(const CallExpr *Call, raw_ostream &OS);
+  std::optional<Space> spaceOf(const Expr *Pointer);
+  const ClauseArray *clauseArray(const VarDecl *VD) const;
+  bool isInsideLoop(const Decl *D) const;
+  ArrayShape shapeOf(const VarDecl *Array, SourceLocation Loc);
+
+  ASTContext &Ctx;
+  const SourceManager &SM;
+  const KernelRequest &Request;
+  PrintingPolicy Policy;
+  llvm::StringMap<const ClauseArray *> ArraysByName;
+
+  std::optional<OffloadRefusal> Failure;
+  Scope Current;
+  unsigned LoopDepth = 0;
+  bool UsesDouble = false;
+
+  /// What the kernel's parameters are, in order of first use.
+  llvm::SetVector<const VarDecl *> Scalars;
+  llvm::SetVector<const VarDecl *> ArraysUsed;
+  llvm::DenseMap<const VarDecl *, ArrayShape> Shapes;
+  std::vector<KernelParam> ExtentParams;
+  llvm::SmallVector<std::string, 2> ExtentDecls;
+  /// Helper functions: the text of each emitted, in the order OpenCL needs
+  /// (callees first), and the ones being printed (recursion).
+  std::string Helpers;
+  llvm::StringSet<> HelpersDone;
+  llvm::SmallVector<const FunctionDecl *, 4> HelpersInProgress;
+  /// std::min and std::max, as small functions per type.
+  std::vector<std::string> Prelude;
+};
+
+bool KernelPrinter::isInsideLoop(const Decl *D) const {
+  if (Current.Fn)
+    return D->getDeclContext() == Current.Fn ||
+           D->getDeclContext()->getParent() == Current.Fn;
+  SourceLocation Loc = SM.getExpansionLoc(D->getLocation());
+  SourceRange R = Request.For->getSourceRange();
+  return !SM.isBeforeInTranslationUnit(Loc, SM.getExpansionLoc(R.getBegin())) &&
+         !SM.isBeforeInTranslationUnit(
+             SM.getExpansionRange(R.getEnd()).getEnd(), Loc);
+}
+
+const ClauseArray *KernelPrinter::clauseArray(const VarDecl *VD) const {
+  if (Current.Fn || isInsideLoop(VD))
+    return nullptr;
+  auto It = ArraysByName.find(VD->getName());
+  return It == ArraysByName.end() ? nullptr : It->second;
+}
+
+std::string KernelPrinter::type(QualType T, SourceLocation Loc) {
+  QualType C = T.getCanonicalType();
+  std::string Quals = C.isConstQualified() ? "const " : "";
+  if (const auto *ET = C->getAs<EnumType>())
+    C = ET->getDecl()->getIntegerType().getCanonicalType();
+  noteType(C);
+  if (const auto *BT = C->getAs<BuiltinType>()) {
+    switch (BT->getKind()) {
+    case BuiltinType::Bool:
+      return Quals + "bool";
+    case BuiltinType::Char_S:
+    case BuiltinType::SChar:
+      return Quals + "char";
+    case BuiltinType::Char_U:
+    case BuiltinType::UChar:
+      return Quals + "uchar";
+    case BuiltinType::Short:
+      return Quals + "short";
+    case BuiltinType::UShort:
+      return Quals + "ushort";
+    case BuiltinType::Int:
+      return Quals + "int";
+    case BuiltinType::UInt:
+      return Quals + "uint";
+    case BuiltinType::Long:
+    case BuiltinType::LongLong:
+      if (Ctx.getTypeSize(C) == 64)
+        return Quals + "long";
+      break;
+    case BuiltinType::ULong:
+    case BuiltinType::ULongLong:
+      if (Ctx.getTypeSize(C) == 64)
+        return Quals + "ulong";
+      break;
+    case BuiltinType::Float:
+      return Quals + "float";
+    case BuiltinType::Double:
+      return Quals + "double";
+    default:
+      break;
+    }
+  }
+  if (C->isPointerType())
+    refuse(Loc, "it uses a pointer that is not an array of a data clause");
+  if (C->isRecordType())
+    refuse(Loc, "it uses a " +
+                    std::string(C->isUnionType() ? "union" : "struct") + " ('" +
+                    T.getAsString(Policy) + "')");
+  refuse(Loc, "OpenCL C has no type '" + T.getAsString(Policy) + "'");
+}
+
+std::string KernelPrinter::declarator(QualType T, StringRef Name,
+                                      SourceLocation Loc) {
+  std::string Dims;
+  while (const ArrayType *AT = Ctx.getAsArrayType(T)) {
+    const auto *CAT = dyn_cast<ConstantArrayType>(AT);
+    if (!CAT)
+      refuse(Loc, "it declares an array of variable size");
+    Dims += "[" + std::to_string(CAT->getSize().getZExtValue()) + "]";
+    T = AT->getElementType();
+  }
+  if (T->isReferenceType())
+    refuse(Loc, "it declares a C++ reference");
+  return type(T, Loc) + " " + Name.str() + Dims;
+}
+
+ArrayShape KernelPrinter::shapeOf(const VarDecl *Array, SourceLocation Loc) {
+  auto [It, New] = Shapes.try_emplace(Array);
+  if (!New)
+    return It->second;
+  ArrayShape Shape;
+  QualType T = Array->getType().getNonReferenceType();
+  if (const auto *PT = T->getAs<PointerType>())
+    T = PT->getPointeeType();
+  else if (const ArrayType *AT = Ctx.getAsArrayType(T))
+    T = AT->getElementType();
+  else
+    refuse(Loc, "'" + Array->getName() + "' is neither an array nor a pointer");
+  unsigned Dim = 1;
+  while (const ArrayType *AT = Ctx.getAsArrayType(T)) {
+    if (const auto *CAT = dyn_cast<ConstantArrayType>(AT)) {
+      Shape.Extents.push_back(std::to_string(CAT->getSize().getZExtValue()));
+    } else if (isa<VariableArrayType>(AT)) {
+      // The host measures the extent as the C outliner does.
+      std::string Param =
+          "fpm_" + Array->getName().str() + "_d" + std::to_string(Dim);
+      std::string Zeros;
+      for (unsigned I = 0; I < Dim; ++I)
+        Zeros += "[0]";
+      KernelParam P;
+      P.K = KernelParam::Kind::Extent;
+      P.Name = Param;
+      P.HostExpr = "(sizeof(" + Array->getName().str() + Zeros + ") / sizeof(" +
+                   Array->getName().str() + Zeros + "[0]))";
+      ExtentParams.push_back(P);
+      ExtentDecls.push_back("const long " + Param);
+      Shape.Extents.push_back(Param);
+    } else {
+      refuse(Loc,
+             "'" + Array->getName() + "' has an array type of unknown size");
+    }
+    T = AT->getElementType();
+    ++Dim;
+  }
+  if (T->isPointerType())
+    refuse(Loc, "'" + Array->getName() +
+                    "' is an array of pointers: its rows are not one buffer");
+  Shape.Element = T;
+  type(T, Loc); // refuses what OpenCL C cannot hold
+  It = Shapes.find(Array);
+  It->second = Shape;
+  return Shape;
+}
+
+void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
+  const ValueDecl *D = DRE->getDecl();
+  SourceLocation Loc = DRE->getLocation();
+  if (const auto *EC = dyn_cast<EnumConstantDecl>(D)) {
+    OS << toString(EC->getInitVal(), 10);
+    return;
+  }
+  const auto *VD = dyn_cast<VarDecl>(D);
+  if (!VD)
+    refuse(Loc, "it uses '" + D->getName() + "', which is not a variable");
+  if (VD == Request.Var || isInsideLoop(VD) ||
+      (Current.Fn && isa<ParmVarDecl>(VD) &&
+       VD->getDeclContext() == Current.Fn)) {
+    OS << kernelName(VD);
+    return;
+  }
+  if (Current.Fn) {
+    // A helper sees no kernel parameter: only constants.
+    Expr::EvalResult R;
+    if (VD->getType().isConstQualified() && VD->getInit() &&
+        VD->getType()->isIntegerType() &&
+        VD->getInit()->EvaluateAsInt(R, Ctx)) {
+      OS << toString(R.Val.getInt(), 10);
+      return;
+    }
+    refuse(Loc, "function '" + Current.Fn->getName() + "' uses '" +
+                    VD->getName() + "', declared outside it");
+  }
+  if (llvm::is_contained(Request.Private, VD->getName())) {
+    OS << kernelName(VD);
+    return;
+  }
+  if (const ClauseArray *A = clauseArray(VD)) {
+    QualType T = VD->getType().getNonReferenceType();
+    if (!T->isPointerType() && !T->isArrayType())
+      refuse(Loc, "'" + VD->getName() + "' in a data clause is not an array");
+    if (!shapeOf(VD, Loc).Extents.empty())
+      refuse(Loc, "'" + VD->getName() +
+                      "' has several dimensions and is used other than "
+                      "through subscripts");
+    (void)A;
+    ArraysUsed.insert(VD);
+    OS << kernelName(VD);
+    return;
+  }
+  QualType T = VD->getType().getNonReferenceType();
+  if (T->isPointerType() || T->isArrayType())
+    refuse(Loc, "it uses the array '" + VD->getName() +
+                    "', which no data clause names (add it to in(...), "
+                    "out(...) or inout(...))");
+  type(T, Loc);
+  Scalars.insert(VD);
+  OS << kernelName(VD);
+}
+
+bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
+                                   raw_ostream &OS) {
+  // A[e1][e2]...: the chain down to a clause array of several dimensions.
+  llvm::SmallVector<const Expr *, 3> Indices;
+  const Expr *Base = ASE;
+  while (const auto *A =
+             dyn_cast<ArraySubscriptExpr>(Base->IgnoreParenImpCasts())) {
+    Indices.insert(Indices.begin(), A->getIdx());
+    Base = A->getBase();
+  }
+  const auto *DRE = dyn_cast<DeclRefExpr>(Base->IgnoreParenImpCasts());
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || VD == Request.Var || !clauseArray(VD) ||
+      llvm::is_contained(Request.Private, VD->getName()))
+    return false;
+  ArrayShape Shape = shapeOf(VD, DRE->getLocation());
+  if (Shape.Extents.empty())
+    return false; // A[i] as written
+  ArraysUsed.insert(VD);
+  if (Indices.size() > Shape.Extents.size() + 1)
+    refuse(ASE->getExprLoc(),
+           "it subscripts '" + VD->getName() + "' past its element type");
+  // The flat index: ((e1 * D1 + e2) * D2 + e3) ..., as C lays rows out.
+  auto Operand = [](std::string Text) {
+    bool Simple =
+        llvm::all_of(Text, [](char C) { return llvm::isAlnum(C) || C == '_'; });
+    return Simple ? Text : "(" + Text + ")";
+  };
+  std::string Index;
+  for (size_t I = 0; I < Indices.size(); ++I) {
+    std::string Sub;
+    llvm::raw_string_ostream SS(Sub);
+    printExpr(Indices[I], SS);
+    Index = I == 0 ? Operand(Sub)
+                   : Operand(Index) + " * " + Shape.Extents[I - 1] + " + " +
+                         Operand(Sub);
+  }
+  size_t Rest = Shape.Extents.size() + 1 - Indices.size();
+  if (Rest == 0) {
+    OS << kernelName(VD) << "[" << Index << "]";
+    return true;
+  }
+  // A row: a pointer to its first element, for a helper's parameter.
+  if (Rest > 1)
+    refuse(ASE->getExprLoc(), "it uses a part of '" + VD->getName() +
+                                  "' of several dimensions as a whole");
+  OS << "(" << kernelName(VD) << " + " << Operand(Index) << " * "
+     << Shape.Extents.back() << ")";
+  return true;
+}
+
+std::optional<Space> KernelPrinter::spaceOf(const Expr *Pointer) {
+  const Expr *E = Pointer->IgnoreParenImpCasts();
+  while (true) {
+    if (const auto *UO = dyn_cast<UnaryOperator>(E);
+        UO && UO->getOpcode() == UO_AddrOf)
+      E = UO->getSubExpr()->IgnoreParenImpCasts();
+    else if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+      E = ASE->getBase()->IgnoreParenImpCasts();
+    else if (const auto *BO = dyn_cast<BinaryOperator>(E);
+             BO && BO->isAdditiveOp())
+      E = (BO->getLHS()->getType()->isPointerType() ? BO->getLHS()
+                                                    : BO->getRHS())
+              ->IgnoreParenImpCasts();
+    else
+      break;
+  }
+  const auto *DRE = dyn_cast<DeclRefExpr>(E);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD)
+    return std::nullopt;
+  if (const auto *PVD = dyn_cast<ParmVarDecl>(VD); PVD && Current.Fn) {
+    auto It = Current.Spaces.find(PVD);
+    if (It != Current.Spaces.end())
+      return It->second;
+  }
+  if (clauseArray(VD))
+    return Space::Global;
+  if (isInsideLoop(VD) && VD->getType()->isArrayType())
+    return Space::Private;
+  if (llvm::is_contained(Request.Private, VD->getName()) &&
+      VD->getType()->isArrayType())
+    return Space::Private;
+  return std::nullopt;
+}
+
+void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  SourceLocation Loc = Call->getExprLoc();
+  if (!FD)
+    refuse(Loc, "it calls a function through a pointer");
+  std::string Name = FD->getNameAsString();
+  auto PrintArgs = [&](bool Convert) {
+    OS << "(";
+    for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
+      if (I > 0)
+        OS << ", ";
+      const Expr *Arg = Call->getArg(I);
+      // The type the C function takes: the result's for the floating-point
+      // ones (all of whose arguments have it; C++'s std::pow(double, int)
+      // computes in double too), the parameter's for the integer ones.
+      QualType Param =
+          Call->getType()->isRealFloatingType() ? Call->getType()
+          : I < FD->getNumParams()
+              ? FD->getParamDecl(I)->getType().getNonReferenceType()
+              : QualType();
+      if (Convert && !Param.isNull() &&
+          !Ctx.hasSameUnqualifiedType(
+              Arg->IgnoreParenImpCasts()->getType().getNonReferenceType(),
+              Param)) {
+        OS << "(" << type(Param.getUnqualifiedType(), Loc) << ")(";
+        printExpr(Arg, OS);
+        OS << ")";
+      } else {
+        printExpr(Arg, OS);
+      }
+    }
+    OS << ")";
+  };
+
+  const FunctionDecl *Def = nullptr;
+  bool InSystemHeader =
+      SM.isInSystemHeader(SM.getExpansionLoc(FD->getLocation()));
+  if (!InSystemHeader && FD->hasBody(Def)) {
+    if (isa<CXXMethodDecl>(Def))
+      refuse(Loc, "it calls the member function '" + Name + "'");
+    if (Def->isVariadic())
+      refuse(Loc, "it calls the variadic function '" + Name + "'");
+    // The address space of each pointer parameter is its argument's.
+    llvm::SmallVector<Space, 2> Spaces;
+    std::string Signature;
+    for (unsigned I = 0; I < Def->getNumParams(); ++I) {
+      if (!Def->getParamDecl(I)->getType()->isPointerType())
+        continue;
+      std::optional<Space> S = spaceOf(Call->getArg(I));
+      if (!S)
+        refuse(Call->getArg(I)->getExprLoc(),
+               "it passes '" + Name +
+                   "' a pointer that is not into an array of a data clause "
+                   "or a local array");
+      Spaces.push_back(*S);
+      Signature += *S == Space::Global ? "g" : "p";
+    }
+    std::string Emitted = kernelName(Def);
+    if (Signature.find('p') != std::string::npos)
+      Emitted += "_" + Signature;
+    if (llvm::is_contained(HelpersInProgress, Def))
+      refuse(Loc, "'" + Name + "' is recursive, and OpenCL C has no recursion");
+    if (!HelpersDone.contains(Emitted))
+      printFunction(Def, Spaces, Emitted);
+    OS << Emitted;
+    PrintArgs(false);
+    return;
+  }
+  StringRef Base = Name;
+  const auto &Math = mathFunctions();
+  if (auto It = Math.find(Base);
+      It != Math.end() && (InSystemHeader || FD->getBuiltinID())) {
+    if (It->second.CastResult)
+      OS << "(" << type(Call->getType(), Loc) << ")";
+    OS << It->second.OpenCl;
+    PrintArgs(true);
+    return;
+  }
+  if ((Base == "min" || Base == "max") && FD->isInStdNamespace() &&
+      Call->getNumArgs() == 2) {
+    // std::min(a, b) is (b < a) ? b : a; std::max(a, b) is (a < b) ? b : a.
+    std::string T =
+        type(Call->getType().getNonReferenceType().getUnqualifiedType(), Loc);
+    std::string Fn = "fpm_std_" + Base.str() + "_" + T;
+    std::string Definition =
+        "static " + T + " " + Fn + "(" + T + " a, " + T + " b) { return " +
+        (Base == "min" ? "(b < a) ? b : a" : "(a < b) ? b : a") + "; }\n";
+    if (!llvm::is_contained(Prelude, Definition))
+      Prelude.push_back(Definition);
+    OS << Fn;
+    PrintArgs(true);
+    return;
+  }
+  refuse(Loc, "it calls '" + Name + "', which has no body fpm can compile " +
+                  "to OpenCL C");
+}
+
+bool KernelPrinter::handledStmt(Stmt *S, raw_ostream &OS) {
+  if (Failure)
+    return true;
+  try {
+    return print(S, OS);
+  } catch (const Refused &) {
+    return true;
+  }
+}
+
+bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
+  const auto *E = dyn_cast<Expr>(S);
+  if (!E)
+    refuse(S->getBeginLoc(), "it has a statement inside an expression");
+  if (E->isTypeDependent() || E->isValueDependent())
+    refuse(E->getExprLoc(), "it depends on a template parameter");
+  // A double anywhere, even one the source never names (float * 2.0),
+  // needs cl_khr_fp64.
+  noteType(E->getType().getCanonicalType());
+  SourceLocation Loc = E->getExprLoc();
+
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    printDeclRef(DRE, OS);
+    return true;
+  }
+  if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+    return printSubscript(ASE, OS);
+  if (isa<CXXOperatorCallExpr, CXXMemberCallExpr>(E)) {
+    const FunctionDecl *Callee = cast<CallExpr>(E)->getDirectCallee();
+    refuse(Loc,
+           "it calls the C++ " +
+               std::string(isa<CXXOperatorCallExpr>(E) ? "operator"
+                                                       : "member function") +
+               " '" + (Callee ? Callee->getQualifiedNameAsString() : "?") +
+               "'");
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    printCall(Call, OS);
+    return true;
+  }
+  if (const auto *Cast = dyn_cast<ExplicitCastExpr>(E)) {
+    OS << "(" << type(Cast->getType(), Loc) << ")";
+    const Expr *Sub = Cast->getSubExprAsWritten();
+    bool Paren = !isa<ParenExpr, DeclRefExpr, IntegerLiteral, FloatingLiteral>(
+        Sub->IgnoreImpCasts());
+    if (Paren)
+      OS << "(";
+    printExpr(Sub, OS);
+    if (Paren)
+      OS << ")";
+    return true;
+  }
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(E)) {
+    switch (ICE->getCastKind()) {
+    case CK_LValueToRValue:
+    case CK_NoOp:
+    case CK_IntegralCast:
+    case CK_FloatingCast:
+    case CK_IntegralToFloating:
+    case CK_FloatingToIntegral:
+    case CK_IntegralToBoolean:
+    case CK_FloatingToBoolean:
+    case CK_BooleanToSignedIntegral:
+    case CK_ArrayToPointerDecay:
+    case CK_FunctionToPointerDecay:
+    case CK_BuiltinFnToFnPtr:
+    case CK_ToVoid:
+      return false;
+    default:
+      refuse(Loc, "it converts '" +
+                      ICE->getSubExpr()->getType().getAsString(Policy) +
+                      "' to '" + ICE->getType().getAsString(Policy) + "'");
+    }
+  }
+  if (const auto *IL = dyn_cast<IntegerLiteral>(E)) {
+    const auto *BT = IL->getType()->getAs<BuiltinType>();
+    OS << toString(IL->getValue(), 10, !IL->getType()->isUnsignedIntegerType());
+    if (IL->getType()->isUnsignedIntegerType())
+      OS << "u";
+    if (BT && (BT->getKind() == BuiltinType::Long ||
+               BT->getKind() == BuiltinType::ULong ||
+               BT->getKind() == BuiltinType::LongLong ||
+               BT->getKind() == BuiltinType::ULongLong))
+      OS << "L";
+    return true;
+  }
+  if (const auto *FL = dyn_cast<FloatingLiteral>(E)) {
+    type(FL->getType(), Loc);
+    // The literal as written: the exact value, and readable.
+    SmallString<32> Buffer;
+    OS << Lexer::getSpelling(SM.getSpellingLoc(FL->getLocation()), Buffer, SM,
+                             Ctx.getLangOpts());
+    return true;
+  }
+  if (const auto *U = dyn_cast<UnaryExprOrTypeTraitExpr>(E)) {
+    Expr::EvalResult R;
+    if (U->getKind() != UETT_SizeOf || !U->EvaluateAsInt(R, Ctx))
+      refuse(Loc, "it uses an operator OpenCL C does not have here");
+    OS << toString(R.Val.getInt(), 10) << "UL";
+    return true;
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(E)) {
+    if ((UO->getOpcode() == UO_AddrOf || UO->getOpcode() == UO_Deref) &&
+        !spaceOf(UO->getOpcode() == UO_AddrOf ? UO : UO->getSubExpr()))
+      refuse(Loc, "it takes an address that is not into an array of a data "
+                  "clause or a local array");
+    return false;
+  }
+  if (isa<ImplicitValueInitExpr>(E)) {
+    if (!E->getType()->isScalarType())
+      refuse(Loc, "it leaves part of an aggregate initialiser implicit");
+    OS << "0";
+    return true;
+  }
+  if (isa<StringLiteral>(E))
+    refuse(Loc, "it uses a string literal");
+  if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+    QualType Base = ME->getBase()->getType();
+    if (ME->isArrow())
+      Base = Base->getPointeeType();
+    refuse(Loc,
+           "it uses a member of the " +
+               std::string(Base->isUnionType() ? "union" : "struct or class") +
+               " '" + Base.getUnqualifiedType().getAsString(Policy) + "'");
+  }
+  if (isa<ParenExpr, BinaryOperator, ConditionalOperator, ConstantExpr,
+          SubstNonTypeTemplateParmExpr, CharacterLiteral, CXXBoolLiteralExpr,
+          InitListExpr, ExprWithCleanups, MaterializeTemporaryExpr>(E))
+    return false;
+  refuse(Loc, "OpenCL C has no equivalent of this expression ('" +
+                  std::string(E->getStmtClassName()) + "')");
+}
+
+void KernelPrinter::printDecl(const DeclStmt *DS, raw_ostream &OS) {
+  bool First = true;
+  for (const Decl *D : DS->decls()) {
+    if (isa<TypedefNameDecl, StaticAssertDecl>(D))
+      continue; // types are printed canonical
+    const auto *VD = dyn_cast<VarDecl>(D);
+    if (!VD)
+      refuse(D->getLocation(), "it declares a type or function in the body");
+    if (!VD->isLocalVarDecl() || VD->isStaticLocal())
+      refuse(VD->getLocation(),
+             "it declares the static variable '" + VD->getName() + "'");
+    if (!First)
+      OS << " ";
+    First = false;
+    OS << declarator(VD->getType(), kernelName(VD), VD->getLocation());
+    if (const Expr *Init = VD->getInit()) {
+      if (const auto *List = dyn_cast<InitListExpr>(Init->IgnoreImplicit());
+          List && !VD->getType()->isArrayType() && List->getNumInits() == 1)
+        Init = List->getInit(0);
+      if (isa<CXXConstructExpr, ParenListExpr>(Init->IgnoreImplicit()))
+        refuse(Init->getExprLoc(),
+               "it initialises '" + VD->getName() + "' with a C++ constructor");
+      OS << " = ";
+      printExpr(Init, OS);
+    }
+    OS << ";";
+  }
+}
+
+void KernelPrinter::printBlockOrStmt(const Stmt *S, unsigned Indent,
+                                     raw_ostream &OS) {
+  if (isa<CompoundStmt>(S)) {
+    printStmt(S, Indent, OS);
+    return;
+  }
+  OS << "{\n";
+  OS.indent(Indent + 2);
+  printStmt(S, Indent + 2, OS);
+  OS << "\n";
+  OS.indent(Indent) << "}";
+}
+
+/// Prints S at the current column; a compound's lines at Indent + 2.
+void KernelPrinter::printStmt(const Stmt *S, unsigned Indent, raw_ostream &OS) {
+  if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+    OS << "{\n";
+    for (const Stmt *Child : CS->body()) {
+      OS.indent(Indent + 2);
+      printStmt(Child, Indent + 2, OS);
+      OS << "\n";
+    }
+    OS.indent(Indent) << "}";
+    return;
+  }
+  if (const auto *DS = dyn_cast<DeclStmt>(S))
+    return printDecl(DS, OS);
+  if (const auto *E = dyn_cast<Expr>(S)) {
+    printExpr(E, OS);
+    OS << ";";
+    return;
+  }
+  if (isa<NullStmt>(S)) {
+    OS << ";";
+    return;
+  }
+  if (const auto *If = dyn_cast<IfStmt>(S)) {
+    if (If->getInit() || If->getConditionVariable() || If->isConsteval())
+      refuse(If->getIfLoc(), "it uses a C++ form of 'if'");
+    OS << "if (";
+    printExpr(If->getCond(), OS);
+    OS << ") ";
+    printBlockOrStmt(If->getThen(), Indent, OS);
+    if (const Stmt *Else = If->getElse()) {
+      OS << " else ";
+      if (isa<IfStmt>(Else))
+        printStmt(Else, Indent, OS);
+      else
+        printBlockOrStmt(Else, Indent, OS);
+    }
+    return;
+  }
+  if (const auto *For = dyn_cast<ForStmt>(S)) {
+    if (For->getConditionVariable())
+      refuse(For->getForLoc(), "it declares a variable in a loop's condition");
+    OS << "for (";
+    if (const Stmt *Init = For->getInit()) {
+      if (const auto *DS = dyn_cast<DeclStmt>(Init))
+        printDecl(DS, OS);
+      else
+        printStmt(Init, Indent, OS);
+    } else {
+      OS << ";";
+    }
+    if (const Expr *Cond = For->getCond()) {
+      OS << " ";
+      printExpr(Cond, OS);
+    }
+    OS << ";";
+    if (const Expr *Inc = For->getInc()) {
+      OS << " ";
+      printExpr(Inc, OS);
+    }
+    OS << ") ";
+    ++LoopDepth;
+    printBlockOrStmt(For->getBody(), Indent, OS);
+    --LoopDepth;
+    return;
+  }
+  if (const auto *While = dyn_cast<WhileStmt>(S)) {
+    if (While->getConditionVariable())
+      refuse(While->getWhileLoc(),
+             "it declares a variable in a loop's condition");
+    OS << "while (";
+    printExpr(While->getCond(), OS);
+    OS << ") ";
+    ++LoopDepth;
+    printBlockOrStmt(While->getBody(), Indent, OS);
+    --LoopDepth;
+    return;
+  }
+  if (const auto *Do = dyn_cast<DoStmt>(S)) {
+    OS << "do ";
+    ++LoopDepth;
+    printBlockOrStmt(Do->getBody(), Indent, OS);
+    --LoopDepth;
+    OS << " while (";
+    printExpr(Do->getCond(), OS);
+    OS << ");";
+    return;
+  }
+  if (const auto *Switch = dyn_cast<SwitchStmt>(S)) {
+    if (Switch->getInit() || Switch->getConditionVariable())
+      refuse(Switch->getSwitchLoc(), "it uses a C++ form of 'switch'");
+    OS << "switch (";
+    printExpr(Switch->getCond(), OS);
+    OS << ") ";
+    printBlockOrStmt(Switch->getBody(), Indent, OS);
+    return;
+  }
+  if (const auto *Case = dyn_cast<CaseStmt>(S)) {
+    if (Case->caseStmtIsGNURange())
+      refuse(Case->getCaseLoc(), "it uses a case range");
+    Expr::EvalResult R;
+    if (!Case->getLHS()->EvaluateAsInt(R, Ctx))
+      refuse(Case->getCaseLoc(), "its case label is not a constant");
+    OS << "case " << toString(R.Val.getInt(), 10) << ":\n";
+    OS.indent(Indent + 2);
+    printStmt(Case->getSubStmt(), Indent + 2, OS);
+    return;
+  }
+  if (const auto *Default = dyn_cast<DefaultStmt>(S)) {
+    OS << "default:\n";
+    OS.indent(Indent + 2);
+    printStmt(Default->getSubStmt(), Indent + 2, OS);
+    return;
+  }
+  if (isa<BreakStmt>(S)) {
+    OS << "break;";
+    return;
+  }
+  if (isa<ContinueStmt>(S)) {
+    // In the kernel, the partitioned loop's own `continue` ends the
+    // work-item's iteration.
+    OS << (LoopDepth == 0 && !Current.Fn ? "return;" : "continue;");
+    return;
+  }
+  if (const auto *Return = dyn_cast<ReturnStmt>(S)) {
+    OS << "return";
+    if (const Expr *Value = Return->getRetValue()) {
+      OS << " ";
+      printExpr(Value, OS);
+    }
+    OS << ";";
+    return;
+  }
+  if (const auto *Attributed = dyn_cast<AttributedStmt>(S))
+    return printStmt(Attributed->getSubStmt(), Indent, OS);
+  if (isa<GotoStmt, LabelStmt, IndirectGotoStmt>(S))
+    refuse(S->getBeginLoc(), "it uses 'goto'");
+  if (isa<CXXTryStmt>(S))
+    refuse(S->getBeginLoc(), "it uses C++ exceptions");
+  if (isa<CXXForRangeStmt>(S))
+    refuse(S->getBeginLoc(), "it uses a range-based 'for'");
+  if (isa<AsmStmt>(S))
+    refuse(S->getBeginLoc(), "it uses inline assembly");
+  refuse(S->getBeginLoc(), "OpenCL C has no equivalent of this statement ('" +
+                               std::string(S->getStmtClassName()) + "')");
+}
+
+void KernelPrinter::printFunction(const FunctionDecl *FD,
+                                  const llvm::SmallVector<Space, 2> &Spaces,
+                                  const std::string &Name) {
+  Scope Saved = std::move(Current);
+  unsigned SavedDepth = LoopDepth;
+  Current = Scope();
+  Current.Fn = FD;
+  LoopDepth = 0;
+  HelpersInProgress.push_back(FD);
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  SourceLocation Loc = FD->getLocation();
+  QualType Result = FD->getReturnType();
+  OS << "static " << (Result->isVoidType() ? "void" : type(Result, Loc)) << " "
+     << Name << "(";
+  unsigned PointerIndex = 0;
+  for (unsigned I = 0; I < FD->getNumParams(); ++I) {
+    const ParmVarDecl *P = FD->getParamDecl(I);
+    if (I > 0)
+      OS << ", ";
+    QualType T = P->getType();
+    if (const auto *PT = T->getAs<PointerType>()) {
+      Space S = Spaces[PointerIndex++];
+      Current.Spaces[P] = S;
+      QualType Pointee = PT->getPointeeType();
+      if (Pointee->isPointerType() || Pointee->isArrayType())
+        refuse(P->getLocation(),
+               "'" + FD->getName() + "' takes a pointer to pointers or arrays");
+      OS << (S == Space::Global ? "__global " : "") << type(Pointee, Loc)
+         << " *" << kernelName(P);
+      continue;
+    }
+    if (T->isReferenceType())
+      refuse(P->getLocation(), "'" + FD->getName() + "' takes a C++ reference");
+    OS << type(T, P->getLocation()) << " " << kernelName(P);
+  }
+  if (FD->getNumParams() == 0)
+    OS << "void";
+  OS << ") ";
+  printStmt(FD->getBody(), 0, OS);
+  OS << "\n";
+  HelpersInProgress.pop_back();
+  HelpersDone.insert(Name);
+  Helpers += Text;
+  Current = std::move(Saved);
+  LoopDepth = SavedDepth;
+}
+
+GeneratedKernel KernelPrinter::run() {
+  const VarDecl *Var = Request.Var;
+  SourceLocation VarLoc = Var->getLocation();
+  std::string VarType = type(Var->getType().getUnqualifiedType(), VarLoc);
+
+  const Stmt *LoopBody = Request.For->getBody();
+  std::string Statements;
+  llvm::raw_string_ostream SOS(Statements);
+  if (const auto *CS = dyn_cast<CompoundStmt>(LoopBody)) {
+    for (const Stmt *Child : CS->body()) {
+      SOS.indent(2);
+      printStmt(Child, 2, SOS);
+      SOS << "\n";
+    }
+  } else {
+    SOS.indent(2);
+    printStmt(LoopBody, 2, SOS);
+    SOS << "\n";
+  }
+
+  GeneratedKernel K;
+  K.Name = Request.Name;
+  // Parameters: the loop's lower bound and step, the scalars, the arrays
+  // in the order of the data clauses, the variable extents.
+  std::string Params = "const " + VarType + " fpm_lower, const long fpm_step";
+  K.Params.push_back({KernelParam::Kind::Lower, "", 0, ""});
+  K.Params.push_back({KernelParam::Kind::Step, "", 0, ""});
+  std::string PrivateDecls;
+  for (const VarDecl *VD : Scalars) {
+    Params += ", const " +
+              type(VD->getType().getNonReferenceType().getUnqualifiedType(),
+                   VD->getLocation()) +
+              " " + kernelName(VD);
+    K.Params.push_back({KernelParam::Kind::Scalar, VD->getName().str(), 0, ""});
+  }
+  for (const ClauseArray &A : Request.Arrays) {
+    auto It = llvm::find_if(
+        ArraysUsed, [&](const VarDecl *VD) { return VD->getName() == A.Name; });
+    if (It == ArraysUsed.end())
+      continue;
+    const VarDecl *VD = *It;
+    bool Writes = A.Written;
+    ArrayShape Shape = shapeOf(VD, VD->getLocation());
+    Params += std::string(", __global ") + (Writes ? "" : "const ") +
+              type(Shape.Element.getUnqualifiedType(), VD->getLocation()) +
+              " *" + kernelName(VD);
+    K.Params.push_back({KernelParam::Kind::Array, A.Name, A.Index, ""});
+  }
+  for (size_t I = 0; I < ExtentParams.size(); ++I) {
+    Params += ", " + ExtentDecls[I];
+    K.Params.push_back(ExtentParams[I]);
+  }
+
+  // Private variables declared outside the loop: each work-item's own.
+  llvm::StringSet<> Declared;
+  std::function<void(const Stmt *)> FindPrivate = [&](const Stmt *S) {
+    if (!S)
+      return;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+          VD && VD != Var && !isInsideLoop(VD) &&
+          llvm::is_contained(Request.Private, VD->getName()) &&
+          Declared.insert(VD->getName()).second)
+        PrivateDecls += "  " +
+                        declarator(VD->getType().getUnqualifiedType(),
+                                   kernelName(VD), VD->getLocation()) +
+                        ";\n";
+    for (const Stmt *Child : S->children())
+      FindPrivate(Child);
+  };
+  FindPrivate(LoopBody);
+
+  std::string Source;
+  llvm::raw_string_ostream OS(Source);
+  OS << "#pragma OPENCL FP_CONTRACT OFF\n";
+  if (UsesDouble)
+    OS << "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  for (const std::string &P : Prelude)
+    OS << P;
+  OS << Helpers;
+  OS << "__kernel void " << K.Name << "(" << Params << ") {\n";
+  OS << "  const " << VarType << " " << kernelName(Var) << " = (" << VarType
+     << ")((ulong)fpm_lower + (ulong)get_global_id(0) * (ulong)fpm_step);\n";
+  OS << PrivateDecls << Statements << "}\n";
+  K.Source = std::move(Source);
+  return K;
+}
+
+} // namespace
+
+std::variant<GeneratedKernel, OffloadRefusal>
+generateKernel(ASTContext &Ctx, const KernelRequest &Request) {
+  KernelPrinter Printer(Ctx, Request);
+  try {
+    GeneratedKernel Kernel = Printer.run();
+    if (!Printer.refusal())
+      return Kernel;
+  } catch (const Refused &) {
+  }
+  return *Printer.refusal();
+}
+
+} // namespace fpm

@@ -1,0 +1,102 @@
+//===- KernelEmitter.h - OpenCL C kernels from loop bodies ------*- C++ -*-===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Generates the OpenCL C kernel that computes what a partitioned loop's body
+// computes (spec/pragma.md, "Offloading"), or says why it cannot: the first
+// construct outside the subset OpenCL C shares with C, with its location.
+//
+// The kernel is printed from the body's AST, not copied from its text:
+// macros come expanded, types canonical and spelled as OpenCL C spells them
+// (`int64_t` becomes `long`), arrays of several dimensions flat with their
+// subscripts linearized (extents that are not constants become kernel
+// parameters), math functions called with the argument types the C
+// prototypes convert to (OpenCL's are overloaded), and static functions the
+// body calls emitted before the kernel, transitively. Work-item
+// get_global_id(0) is logical iteration k, as for hand-written kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FPM_LIB_KERNELEMITTER_H
+#define FPM_LIB_KERNELEMITTER_H
+
+#include "clang/Basic/SourceLocation.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace clang {
+class ASTContext;
+class ForStmt;
+class VarDecl;
+} // namespace clang
+
+namespace fpm {
+
+/// An array a data clause names, as the kernel sees it.
+struct ClauseArray {
+  std::string Name;
+  /// Its index in the loop's fpm_args (in, out, inout order).
+  unsigned Index = 0;
+  /// Whether the loop's clauses let the device write it (out, inout).
+  bool Written = false;
+};
+
+/// One parameter of a generated kernel and what the host passes for it.
+struct KernelParam {
+  enum class Kind {
+    Lower,  ///< the loop variable's value at iteration 0
+    Step,   ///< the step, as int64_t
+    Scalar, ///< a variable of the host, by value: HostExpr names it
+    Array,  ///< the fpm_arg of data section Section
+    Extent  ///< an array's variable extent: HostExpr computes it (int64_t)
+  };
+  Kind K = Kind::Scalar;
+  /// Scalar: the host's variable; Extent: the expression the host computes.
+  std::string HostExpr;
+  /// Array: the index of its section in the loop's fpm_args.
+  unsigned Section = 0;
+  /// Extent: the parameter's name in the kernel.
+  std::string Name;
+};
+
+/// A generated kernel: its source, its name and its parameters in order.
+struct GeneratedKernel {
+  std::string Name;
+  std::string Source;
+  std::vector<KernelParam> Params;
+};
+
+/// Why a loop's body cannot become a kernel: the construct and the reason.
+struct OffloadRefusal {
+  clang::SourceLocation Loc;
+  std::string Reason;
+};
+
+/// What the emitter needs to know of one loop.
+struct KernelRequest {
+  /// The loop (in a function template, its one instantiation's).
+  const clang::ForStmt *For = nullptr;
+  const clang::VarDecl *Var = nullptr;
+  /// The arrays of the loop's data clauses.
+  llvm::ArrayRef<ClauseArray> Arrays;
+  /// The names of variables declared outside the loop that each iteration
+  /// has its own copy of (the private clause's, nested induction variables).
+  llvm::ArrayRef<std::string> Private;
+  /// The kernel's name, and the suffix of the host's names (`_<k>`).
+  std::string Name;
+  std::string HostSuffix;
+};
+
+/// Generates the kernel of Request's loop, or the first reason it cannot.
+std::variant<GeneratedKernel, OffloadRefusal>
+generateKernel(clang::ASTContext &Ctx, const KernelRequest &Request);
+
+} // namespace fpm
+
+#endif // FPM_LIB_KERNELEMITTER_H

@@ -1,0 +1,395 @@
+// The OpenCL C emitter on its own: C and C++ loop bodies in, kernel text (or
+// the reason there is none) out; every generated kernel must also build on
+// the machine's OpenCL device (PoCL in CI), checked in a child process.
+
+#include "KernelEmitter.h"
+
+#include "clang/AST/ASTConsumer.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/ASTMatchers/ASTMatchers.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Tooling/Tooling.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace {
+
+/// What the emitter made of the first partitioned-looking loop of `f`: the
+/// outermost `for` in function `f`.
+struct Outcome {
+  std::string Source;  // the kernel, if there is one
+  std::string Refusal; // else why not
+  unsigned RefusalLine = 0;
+  std::vector<fpm::KernelParam> Params;
+};
+
+class EmitAction : public ASTFrontendAction {
+public:
+  EmitAction(std::vector<fpm::ClauseArray> Arrays,
+             std::vector<std::string> Private, Outcome &Out)
+      : Arrays(std::move(Arrays)), Private(std::move(Private)), Out(Out) {}
+
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
+                                                 StringRef) override {
+    struct Consumer : ASTConsumer {
+      EmitAction &Action;
+      explicit Consumer(EmitAction &Action) : Action(Action) {}
+      void HandleTranslationUnit(ASTContext &Ctx) override { Action.emit(Ctx); }
+    };
+    return std::make_unique<Consumer>(*this);
+  }
+
+  void emit(ASTContext &Ctx) {
+    auto Matches = match(forStmt(hasAncestor(functionDecl(hasName("f"))),
+                                 unless(hasAncestor(forStmt())))
+                             .bind("for"),
+                         Ctx);
+    ASSERT_FALSE(Matches.empty()) << "no loop in f";
+    const auto *For = Matches.front().getNodeAs<ForStmt>("for");
+    const VarDecl *Var = nullptr;
+    if (const auto *DS = dyn_cast<DeclStmt>(For->getInit()))
+      Var = cast<VarDecl>(DS->getSingleDecl());
+    else
+      Var = cast<VarDecl>(
+          cast<DeclRefExpr>(
+              cast<BinaryOperator>(For->getInit())->getLHS()->IgnoreParens())
+              ->getDecl());
+    fpm::KernelRequest Request;
+    Request.For = For;
+    Request.Var = Var;
+    Request.Arrays = Arrays;
+    Request.Private = Private;
+    Request.Name = "k";
+    auto Result = fpm::generateKernel(Ctx, Request);
+    if (auto *Kernel = std::get_if<fpm::GeneratedKernel>(&Result)) {
+      Out.Source = Kernel->Source;
+      Out.Params = Kernel->Params;
+    } else {
+      const auto &Refusal = std::get<fpm::OffloadRefusal>(Result);
+      Out.Refusal = Refusal.Reason;
+      Out.RefusalLine =
+          Ctx.getSourceManager().getPresumedLoc(Refusal.Loc).getLine();
+    }
+  }
+
+private:
+  std::vector<fpm::ClauseArray> Arrays;
+  std::vector<std::string> Private;
+  Outcome &Out;
+};
+
+Outcome emit(const std::string &Code, std::vector<fpm::ClauseArray> Arrays,
+             bool Cxx = false, std::vector<std::string> Private = {}) {
+  Outcome Out;
+  std::vector<std::string> Args = {Cxx ? "-std=c++17" : "-std=c99",
+                                   "-resource-dir=" FPM_CLANG_RESOURCE_DIR};
+  EXPECT_TRUE(tooling::runToolOnCodeWithArgs(
+      std::make_unique<EmitAction>(std::move(Arrays), std::move(Private), Out),
+      Code, Args, Cxx ? "input.cpp" : "input.c"));
+  return Out;
+}
+
+/// Builds Source for the machine's first OpenCL device, in a child
+/// process (see opencl_build_check.cpp): "" or the build log.
+std::string buildOnDevice(const std::string &Source) {
+  if (Source.empty())
+    return "no source";
+  llvm::SmallString<64> Path;
+  if (llvm::sys::fs::createTemporaryFile("kernel", "cl", Path))
+    return "cannot write a temporary file";
+  {
+    std::ofstream Out(Path.c_str());
+    Out << Source;
+  }
+  std::string Command =
+      std::string(FPM_OPENCL_BUILD_CHECK) + " " + Path.c_str() + " 2>&1";
+  std::string Log;
+  if (FILE *Pipe = popen(Command.c_str(), "r")) {
+    char Buffer[512];
+    while (size_t N = fread(Buffer, 1, sizeof Buffer, Pipe))
+      Log.append(Buffer, N);
+    if (pclose(Pipe) == 0)
+      Log.clear();
+    else if (Log.empty())
+      Log = "build failed";
+  }
+  llvm::sys::fs::remove(Path);
+  return Log;
+}
+
+bool contains(const std::string &Text, const std::string &Part) {
+  return Text.find(Part) != std::string::npos;
+}
+
+TEST(KernelEmitterTest, RowsOfAMatrixProduct) {
+  Outcome Out = emit(R"(
+    void f(int n, const float *A, const float *B, float *C) {
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          float s = 0;
+          for (int k = 0; k < n; ++k) s += A[i*n + k] * B[k*n + j];
+          C[i*n + j] = s;
+        }
+    })",
+                     {{"A", 0, false}, {"B", 1, false}, {"C", 2, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "#pragma OPENCL FP_CONTRACT OFF"))
+      << Out.Source;
+  EXPECT_FALSE(contains(Out.Source, "cl_khr_fp64"));
+  EXPECT_TRUE(contains(Out.Source,
+                       "__kernel void k(const int fpm_lower, const long "
+                       "fpm_step, const int n, __global const float *A, "
+                       "__global const float *B, __global float *C)"));
+  EXPECT_TRUE(contains(Out.Source, "(ulong)get_global_id(0)")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "s += A[i * n + k] * B[k * n + j];"))
+      << Out.Source;
+  ASSERT_EQ(Out.Params.size(), 6u);
+  EXPECT_EQ(Out.Params[2].K, fpm::KernelParam::Kind::Scalar);
+  EXPECT_EQ(Out.Params[2].HostExpr, "n");
+  EXPECT_EQ(Out.Params[5].K, fpm::KernelParam::Kind::Array);
+  EXPECT_EQ(Out.Params[5].Section, 2u);
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, ArraysOfSeveralDimensionsAreFlat) {
+  Outcome Out = emit(R"(
+    #define N 8
+    void f(int n, int m, double A[n][m], double B[N][N]) {
+      int i, j;
+      for (i = 0; i < n; i++)
+        for (j = 0; j < m; j++) B[i][j] = A[i][j] * 2 + A[i][0];
+    })",
+                     {{"A", 0, false}, {"B", 1, true}}, false, {"j"});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "cl_khr_fp64")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "int j;")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "B[i * 8 + j] = A[i * fpm_A_d1 + j] * 2 + "
+                                   "A[i * fpm_A_d1 + 0];"));
+  ASSERT_EQ(Out.Params.back().K, fpm::KernelParam::Kind::Extent);
+  EXPECT_EQ(Out.Params.back().HostExpr, "(sizeof(A[0]) / sizeof(A[0][0]))");
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, TypesAreSpelledAsOpenClSpellsThem) {
+  Outcome Out = emit(R"(
+    #include <stdint.h>
+    #include <stddef.h>
+    typedef double real;
+    enum { Scale = 3 };
+    void f(int64_t n, size_t m, unsigned char *bytes, real *x) {
+      for (int64_t i = 0; i < n; ++i) {
+        long long wide = (long long)i * 3LL;
+        x[i] = (real)(wide + m + bytes[i]) * Scale + sizeof(real);
+      }
+    })",
+                     {{"bytes", 0, false}, {"x", 1, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(
+      Out.Source, "const long fpm_lower, const long fpm_step, const ulong m"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "__global const uchar *bytes"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "long wide = (long)i * 3L;")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "(double)(wide + m + bytes[i]) * 3 + 8UL"))
+      << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, MathFunctionsGetTheCArgumentTypes) {
+  Outcome Out = emit(R"(
+    #include <math.h>
+    #include <stdlib.h>
+    void f(int n, float *x, int *k) {
+      for (int i = 0; i < n; ++i) {
+        x[i] = sqrtf(x[i]) + (float)exp(x[i]) + fmaxf(x[i], 1);
+        k[i] = abs(k[i] - 5);
+      }
+    })",
+                     {{"x", 0, true}, {"k", 1, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "sqrt(x[i])")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "exp((double)(x[i]))")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "fmax(x[i], (float)(1))")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "k[i] = (int)abs(k[i] - 5);")) << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, HelpersComeFirstWithTheirArgumentsAddressSpaces) {
+  Outcome Out = emit(R"(
+    static double sq(double v) { return v * v; }
+    static double sum(const double *row, int n) {
+      double s = 0;
+      for (int j = 0; j < n; ++j) s += sq(row[j]);
+      return s;
+    }
+    void f(int n, const double *A, double *out) {
+      for (int i = 0; i < n; ++i) {
+        double local[4] = {1, 2, 3, 4};
+        out[i] = sum(&A[i * n], n) + sum(local, 4);
+      }
+    })",
+                     {{"A", 0, false}, {"out", 1, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  size_t Sq = Out.Source.find("static double sq(double v)");
+  size_t Global =
+      Out.Source.find("static double sum(__global const double *row, int n)");
+  size_t Private =
+      Out.Source.find("static double sum_p(const double *row, int n)");
+  size_t Kernel = Out.Source.find("__kernel");
+  ASSERT_NE(Sq, std::string::npos) << Out.Source;
+  ASSERT_NE(Global, std::string::npos) << Out.Source;
+  ASSERT_NE(Private, std::string::npos) << Out.Source;
+  EXPECT_LT(Sq, Global);
+  EXPECT_LT(Global, Kernel);
+  EXPECT_LT(Private, Kernel);
+  EXPECT_TRUE(contains(Out.Source, "sum(&A[i * n], n) + sum_p(local_, 4)"))
+      << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, ContinueEndsTheWorkItem) {
+  Outcome Out = emit(R"(
+    void f(int n, int *x) {
+      for (int i = 0; i < n; ++i) {
+        if (x[i] < 0) continue;
+        for (int j = 0; j < 3; ++j) { if (j == 1) continue; x[i] += j; }
+      }
+    })",
+                     {{"x", 0, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "if (x[i] < 0) {\n    return;"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "if (j == 1) {\n      continue;"))
+      << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, ReservedNamesAreRenamed) {
+  Outcome Out = emit(R"(
+    void f(int n, float *global, float *x) {
+      for (int i = 0; i < n; ++i) { float half = global[i] / 2; x[i] = half; }
+    })",
+                     {{"global", 0, false}, {"x", 1, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "__global const float *global_"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "float half_ = global_[i] / 2;"))
+      << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, CxxTemplateInstanceAndStdFunctions) {
+  Outcome Out = emit(R"(
+    #include <algorithm>
+    #include <cmath>
+    void f(int n, const float *x, float *y) {
+      for (int i = 0; i < n; ++i) {
+        auto v = std::sqrt(x[i]);
+        y[i] = std::max(v, 1.0f) + static_cast<float>(std::pow(x[i], 2));
+      }
+    })",
+                     {{"x", 0, false}, {"y", 1, true}}, true);
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "float v = sqrt(x[i]);")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "fpm_std_max_float(v, 1.0f)")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "(float)(pow((double)(x[i]), (double)(2)))"))
+      << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+struct RefusalCase {
+  const char *What;
+  const char *Code;
+  const char *Reason;
+  unsigned Line;
+};
+
+class KernelRefusalTest : public testing::TestWithParam<RefusalCase> {};
+
+TEST_P(KernelRefusalTest, SaysWhyAtTheConstruct) {
+  const RefusalCase &Case = GetParam();
+  std::string Code = std::string("#include <stdio.h>\n"
+                                 "struct P { double x; };\n"
+                                 "double ext(double);\n"
+                                 "static int fact(int k) { return k < 2 ? 1 : "
+                                 "k * fact(k - 1); }\n") +
+                     Case.Code;
+  Outcome Out = emit(Code, {{"x", 0, false}, {"y", 1, true}});
+  EXPECT_EQ(Out.Source, "");
+  EXPECT_TRUE(contains(Out.Refusal, Case.Reason))
+      << Case.What << ": " << Out.Refusal;
+  EXPECT_EQ(Out.RefusalLine, Case.Line) << Case.What;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Constructs, KernelRefusalTest,
+    testing::Values(
+        RefusalCase{"printf",
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i)\n"
+                    "    printf(\"%f\", x[i]);\n}\n",
+                    "calls 'printf', which has no body", 7},
+        RefusalCase{"no body",
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i)\n"
+                    "    y[i] = ext(x[i]);\n}\n",
+                    "calls 'ext', which has no body", 7},
+        RefusalCase{"struct",
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i) {\n"
+                    "    struct P p = {x[i]}; y[i] = p.x; }\n}\n",
+                    "uses a struct", 7},
+        RefusalCase{"array without a clause",
+                    "void f(int n, double *x, double *y, double *z) {\n"
+                    "  for (int i = 0; i < n; ++i)\n"
+                    "    y[i] = x[i] + z[i];\n}\n",
+                    "'z', which no data clause names", 7},
+        RefusalCase{"local pointer",
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i) {\n"
+                    "    double *p = &y[i]; *p = x[i]; }\n}\n",
+                    "pointer that is not an array of a data clause", 7},
+        RefusalCase{"recursion",
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i)\n"
+                    "    y[i] = fact(i);\n}\n",
+                    "recursive", 4},
+        RefusalCase{"long double",
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i) {\n"
+                    "    long double w = x[i]; y[i] = w; }\n}\n",
+                    "no type 'long double'", 7},
+        RefusalCase{"goto",
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i) {\n"
+                    "    if (x[i] > 0) goto skip; y[i] = 1; skip:; }\n}\n",
+                    "'goto'", 7},
+        RefusalCase{"static local",
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i) {\n"
+                    "    static int calls; y[i] = x[i]; }\n}\n",
+                    "static variable 'calls'", 7}),
+    [](const testing::TestParamInfo<RefusalCase> &Info) {
+      std::string Name = Info.param.What;
+      for (char &C : Name)
+        if (!isalnum(static_cast<unsigned char>(C)))
+          C = '_';
+      return Name;
+    });
+
+} // namespace
