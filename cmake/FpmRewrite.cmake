@@ -1,10 +1,10 @@
 # fpm_rewrite_sources(<target> <source>...)
 #
-# Runs fpm-rewrite on each source at build time (again whenever the source
-# changes) and compiles the rewritten file in its place; links the target to
-# the runtime. The rewriter sees the target's include directories, compile
-# definitions and language standard, so it parses the file as the compiler
-# does.
+# Runs fpm-rewrite on each source at build time (again whenever the source,
+# a header it includes or a kernel file its pragmas name changes) and
+# compiles the rewritten file in its place; links the target to the runtime.
+# The rewriter sees the target's include directories, compile definitions
+# and language standard, so it parses the file as the compiler does.
 #
 # Works in fpm's own build tree and from an installed package
 # (find_package(fpm)): both provide the targets fpm::fpm-rewrite and
@@ -40,11 +40,23 @@ function(fpm_rewrite_sources target)
     set(standard "$<$<NOT:$<OR:$<STREQUAL:${standard},-std=c>,$<STREQUAL:${standard},-std=c++>>>:${standard}>")
 
     set(rewritten "${CMAKE_CURRENT_BINARY_DIR}/fpm/${target}/${stem}.fpm${extension}")
+    # Ninja makes an output's folder, make does not.
+    file(MAKE_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/fpm/${target}")
+    # What the rewrite read besides the source (headers, `kernel("x.cl",
+    # ...)` files) comes from the rewriter's dependency file, where the
+    # generator reads one (Ninja and Makefile generators; tested with both).
+    set(depfileFlag "")
+    set(depfileArgs "")
+    if(CMAKE_GENERATOR MATCHES "Ninja|Makefiles")
+      set(depfileFlag "--dependency-file=${rewritten}.d")
+      set(depfileArgs DEPFILE "${rewritten}.d")
+    endif()
     add_custom_command(
       OUTPUT "${rewritten}"
-      COMMAND fpm::fpm-rewrite "${absolute}" -o "${rewritten}" --
-              "${standard}" "${includeFlags}" "${defineFlags}"
+      COMMAND fpm::fpm-rewrite "${absolute}" -o "${rewritten}" ${depfileFlag}
+              -- "${standard}" "${includeFlags}" "${defineFlags}"
       DEPENDS "${absolute}" fpm::fpm-rewrite
+      ${depfileArgs}
       COMMENT "fpm-rewrite ${source}"
       COMMAND_EXPAND_LISTS
       VERBATIM)

@@ -6,12 +6,17 @@
 
 #include "PragmaParser.h"
 
+#include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
+#include "clang/Lex/LiteralSupport.h"
 #include "clang/Lex/Preprocessor.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 
 using namespace clang;
 
@@ -437,15 +442,66 @@ bool ClauseParser::parsePrivate(ArrayRef<Token> Args, SourceLocation Close) {
 }
 
 bool ClauseParser::parseKernel(ArrayRef<Token> Args, SourceLocation Close) {
-  if (Args.size() != 3 || Args[0].isNot(tok::string_literal) ||
-      Args[1].isNot(tok::comma) || identifierOf(Args[2]).empty()) {
-    report(Diags, Args.empty() ? Close : Args[0].getLocation(), Level::Error,
-           "expected 'kernel(\"file.cl\", name)'");
+  auto LocAt = [&](size_t I) {
+    return I < Args.size() ? Args[I].getLocation() : Close;
+  };
+  // The file: one ordinary string literal, then the kernel's name.
+  if (Args.empty() || Args[0].isNot(tok::string_literal)) {
+    report(Diags, LocAt(0), Level::Error,
+           "expected the kernel's file as a string literal in "
+           "'kernel(\"file.cl\", name[, arg, ...])'");
     return false;
   }
-  std::string File = spelling(Args[0]);
-  Pragma.KernelFile = File.substr(1, File.size() - 2);
+  DiagnosticErrorTrap Trap(Diags);
+  StringLiteralParser Literal(Args[0], PP);
+  if (Literal.hadError || Trap.hasErrorOccurred())
+    return false; // Reported by the literal's parser.
+  if (Literal.GetString().empty() || Literal.GetString().contains('\0')) {
+    report(Diags, LocAt(0), Level::Error,
+           "expected a file name in the string literal of 'kernel(...)'");
+    return false;
+  }
+  if (Args.size() < 3 || Args[1].isNot(tok::comma) ||
+      identifierOf(Args[2]).empty()) {
+    report(Diags, LocAt(Args.size() > 1 && Args[1].is(tok::comma) ? 2 : 1),
+           Level::Error,
+           "expected the kernel's name after its file in "
+           "'kernel(\"file.cl\", name[, arg, ...])'");
+    return false;
+  }
+  Pragma.KernelFile = Literal.GetString().str();
   Pragma.KernelName = identifierOf(Args[2]).str();
+  Pragma.KernelFileLoc = Args[0].getLocation();
+  Pragma.KernelNameLoc = Args[2].getLocation();
+  // Then the arguments, each after a comma; commas inside parentheses,
+  // brackets or braces belong to the argument.
+  size_t Pos = 3;
+  if (Pos < Args.size() && Args[Pos].isNot(tok::comma)) {
+    report(Diags, LocAt(Pos), Level::Error,
+           "expected ',' or ')' after the kernel's name");
+    return false;
+  }
+  while (Pos < Args.size()) {
+    size_t Begin = ++Pos;
+    unsigned Depth = 0;
+    for (; Pos < Args.size(); ++Pos) {
+      const Token &Tok = Args[Pos];
+      if (Tok.isOneOf(tok::l_paren, tok::l_square, tok::l_brace))
+        ++Depth;
+      else if (Tok.isOneOf(tok::r_paren, tok::r_square, tok::r_brace) && Depth)
+        --Depth;
+      else if (Tok.is(tok::comma) && Depth == 0)
+        break;
+    }
+    if (Pos == Begin) {
+      report(Diags, LocAt(Pos), Level::Error,
+             "expected an argument of the kernel after ','");
+      return false;
+    }
+    Pragma.KernelArgs.push_back(
+        {unsplice(textBetween(Args[Begin].getLocation(), LocAt(Pos))),
+         Args[Begin].getLocation()});
+  }
   return true;
 }
 
@@ -454,6 +510,54 @@ bool ClauseParser::parseKernel(ArrayRef<Token> Args, SourceLocation Close) {
 bool parsePartitionClauses(Preprocessor &PP, ArrayRef<Token> Tokens,
                            SourceLocation EndLoc, PartitionPragma &Pragma) {
   return ClauseParser(PP, Tokens, EndLoc, Pragma).parse();
+}
+
+bool loadKernel(Preprocessor &PP, PartitionPragma &Pragma) {
+  if (Pragma.KernelName.empty())
+    return true;
+  SourceManager &SM = PP.getSourceManager();
+  FileManager &FM = PP.getFileManager();
+  DiagnosticsEngine &Diags = PP.getDiagnostics();
+  // Where `#include "..."` looks first: the directory of the file the
+  // pragma is in.
+  llvm::SmallString<256> Path;
+  if (!llvm::sys::path::is_absolute(Pragma.KernelFile))
+    if (OptionalFileEntryRef File = SM.getFileEntryRefForID(
+            SM.getFileID(SM.getExpansionLoc(Pragma.KernelFileLoc))))
+      Path = File->getDir().getName();
+  llvm::sys::path::append(Path, Pragma.KernelFile);
+  llvm::sys::path::remove_dots(Path);
+  auto CannotRead = [&](const std::string &Why) {
+    report(Diags, Pragma.KernelFileLoc, Level::Error,
+           "cannot read the kernel file '%0': %1")
+        << Path << Why;
+    return false;
+  };
+  llvm::Expected<FileEntryRef> Entry = FM.getFileRef(Path);
+  if (!Entry)
+    return CannotRead(llvm::toString(Entry.takeError()));
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Buffer =
+      FM.getBufferForFile(*Entry);
+  if (!Buffer)
+    return CannotRead(Buffer.getError().message());
+  // One name per file, whatever way the pragma reaches it: the real path.
+  llvm::SmallString<256> RealPath;
+  if (FM.getVirtualFileSystem().getRealPath(Path, RealPath))
+    RealPath = Path;
+  Pragma.KernelPath = RealPath.str().str();
+  Pragma.KernelSource = (*Buffer)->getBuffer().str();
+  // A simple check that the file defines the kernel: `__kernel void NAME(`
+  // or `kernel void NAME(`, not inside another identifier.
+  llvm::Regex Definition(
+      "(^|[^A-Za-z0-9_])(__)?kernel[[:space:]]+void[[:space:]]+" +
+      Pragma.KernelName + "[[:space:]]*\\(");
+  if (!Definition.match(Pragma.KernelSource)) {
+    report(Diags, Pragma.KernelNameLoc, Level::Error,
+           "no kernel '%0' in '%1': it has no '__kernel void %0('")
+        << Pragma.KernelName << Pragma.KernelPath;
+    return false;
+  }
+  return true;
 }
 
 void FpmPragmaHandler::HandlePragma(Preprocessor &PP,
@@ -498,7 +602,9 @@ void FpmPragmaHandler::HandlePragma(Preprocessor &PP,
                     .rtrim()
                     .str();
   (void)FirstToken;
-  if (parsePartitionClauses(PP, ArrayRef(Tokens).drop_front(), EndLoc, Pragma))
+  if (parsePartitionClauses(PP, ArrayRef(Tokens).drop_front(), EndLoc,
+                            Pragma) &&
+      loadKernel(PP, Pragma))
     Pragmas.push_back(std::move(Pragma));
 }
 

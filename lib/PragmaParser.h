@@ -64,6 +64,13 @@ struct PrivateName {
   clang::SourceLocation Loc;
 };
 
+/// One argument of a kernel clause: an expression as written (line splices
+/// removed), passed to the kernel's parameter of the same position.
+struct KernelArgument {
+  std::string Text;
+  clang::SourceLocation Loc;
+};
+
 /// A `#pragma fpm partition` and its clauses. Optional clauses left out of
 /// the pragma are empty strings.
 struct PartitionPragma {
@@ -84,7 +91,18 @@ struct PartitionPragma {
   std::string Grain;
   llvm::SmallVector<DataSection, 2> In, Out, InOut;
   llvm::SmallVector<PrivateName, 2> Private;
+
+  /// `kernel("file.cl", name[, arg, ...])`: the file as written (escape
+  /// sequences decoded), the kernel function's name and its arguments in
+  /// order; empty without the clause.
   std::string KernelFile, KernelName;
+  llvm::SmallVector<KernelArgument, 4> KernelArgs;
+  /// The file's string literal and the name, for messages about them.
+  clang::SourceLocation KernelFileLoc, KernelNameLoc;
+  /// The kernel file found relative to the directory of the file the
+  /// pragma is in (as `#include "..."` finds it first), as its real path,
+  /// and its text, read when the pragma is seen (loadKernel).
+  std::string KernelPath, KernelSource;
 };
 
 /// Parses the clauses after `partition` (Tokens, up to but not including the
@@ -95,8 +113,16 @@ bool parsePartitionClauses(clang::Preprocessor &PP,
                            clang::SourceLocation EndLoc,
                            PartitionPragma &Pragma);
 
+/// Finds and reads the file of Pragma's kernel clause, if it has one:
+/// KernelFile relative to the directory of the file the pragma is in, or as
+/// is if absolute; sets KernelPath and KernelSource. A file that cannot be
+/// read, or whose text declares no `__kernel void <KernelName>(` (or
+/// `kernel void`), is an error at the clause; returns false then.
+bool loadKernel(clang::Preprocessor &PP, PartitionPragma &Pragma);
+
 /// Handles every `#pragma fpm ...`: records the valid `partition` pragmas of
-/// the main file in Pragmas, in source order.
+/// the main file in Pragmas, in source order, their kernel files read
+/// (loadKernel).
 class FpmPragmaHandler : public clang::PragmaHandler {
 public:
   explicit FpmPragmaHandler(std::vector<PartitionPragma> &Pragmas)

@@ -17,6 +17,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/Utils.h"
 #include "clang/Lex/Lexer.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Rewrite/Core/Rewriter.h"
@@ -208,16 +209,27 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
   Rewriter.finish();
 }
 
+/// Every file the preprocessor enters, system headers included.
+class EnteredFiles : public DependencyCollector {
+  bool needSystemDependencies() override { return true; }
+};
+
 class RewriteAction : public ASTFrontendAction {
 public:
-  RewriteAction(std::string OutputFile, bool Remarks)
-      : OutputFile(std::move(OutputFile)), Remarks(Remarks) {}
+  RewriteAction(std::string OutputFile, bool Remarks,
+                std::string DependencyFile)
+      : OutputFile(std::move(OutputFile)), Remarks(Remarks),
+        DependencyFile(std::move(DependencyFile)) {}
 
 protected:
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI,
                                                  StringRef) override {
     Rewrite.setSourceMgr(CI.getSourceManager(), CI.getLangOpts());
     CI.getPreprocessor().AddPragmaHandler(new FpmPragmaHandler(Pragmas));
+    if (!DependencyFile.empty()) {
+      Entered = std::make_shared<EnteredFiles>();
+      Entered->attachToPreprocessor(CI.getPreprocessor());
+    }
     return std::make_unique<RewriteConsumer>(Pragmas, Rewrite, Remarks);
   }
 
@@ -226,8 +238,10 @@ protected:
 private:
   std::string OutputFile;
   bool Remarks;
+  std::string DependencyFile;
   std::vector<PartitionPragma> Pragmas;
   clang::Rewriter Rewrite;
+  std::shared_ptr<EnteredFiles> Entered;
 };
 
 void RewriteAction::EndSourceFileAction() {
@@ -240,20 +254,107 @@ void RewriteAction::EndSourceFileAction() {
   FileID Main = SM.getMainFileID();
   std::string Path =
       OutputFile.empty() ? defaultOutputPath(getCurrentFile()) : OutputFile;
-  std::error_code EC;
-  llvm::raw_fd_ostream OS(Path, EC, llvm::sys::fs::OF_None);
-  if (EC) {
-    report(Diags, SourceLocation(), Level::Error, "cannot write '%0': %1")
-        << Path << EC.message();
+  // A dependency file that cannot be written stops the rewrite before its
+  // output is written.
+  if (llvm::Error Error = checkDependencyFile(DependencyFile)) {
+    report(Diags, SourceLocation(), Level::Error, "%0")
+        << llvm::toString(std::move(Error));
     return;
   }
-  if (const auto *Buffer = Rewrite.getRewriteBufferFor(Main))
-    Buffer->write(OS);
-  else
-    OS << SM.getBufferData(Main);
+  {
+    std::error_code EC;
+    llvm::raw_fd_ostream OS(Path, EC, llvm::sys::fs::OF_None);
+    if (EC) {
+      report(Diags, SourceLocation(), Level::Error, "cannot write '%0': %1")
+          << Path << EC.message();
+      return;
+    }
+    if (const auto *Buffer = Rewrite.getRewriteBufferFor(Main))
+      Buffer->write(OS);
+    else
+      OS << SM.getBufferData(Main);
+    OS.close();
+    if (OS.has_error()) {
+      report(Diags, SourceLocation(), Level::Error, "cannot write '%0': %1")
+          << Path << OS.error().message();
+      OS.clear_error();
+      return;
+    }
+  }
+
+  // What the output depends on, for the build system: only after a
+  // rewrite that succeeded.
+  if (DependencyFile.empty())
+    return;
+  for (const PartitionPragma &Pragma : Pragmas)
+    if (!Pragma.KernelPath.empty())
+      Entered->maybeAddDependency(Pragma.KernelPath, /*FromModule=*/false,
+                                  /*IsSystem=*/false, /*IsModuleFile=*/false,
+                                  /*IsMissing=*/false);
+  if (llvm::Error Error = writeDependencyFile(
+          DependencyFile, makeDependencies(Path, Entered->getDependencies())))
+    report(Diags, SourceLocation(), Level::Error, "%0")
+        << llvm::toString(std::move(Error));
+}
+
+/// Path in Make's syntax, as Clang writes it in a dependency file.
+void printMakePath(llvm::raw_ostream &OS, StringRef Path) {
+  for (size_t I = 0; I < Path.size(); ++I) {
+    if (Path[I] == '#') {
+      OS << '\\';
+    } else if (Path[I] == ' ') {
+      // The backslashes before a space are doubled, and the space escaped.
+      OS << '\\';
+      for (size_t J = I; J > 0 && Path[J - 1] == '\\'; --J)
+        OS << '\\';
+    } else if (Path[I] == '$') {
+      OS << '$';
+    }
+    OS << Path[I];
+  }
 }
 
 } // namespace
+
+std::string makeDependencies(StringRef Target, ArrayRef<std::string> Deps) {
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  printMakePath(OS, Target);
+  OS << ":";
+  for (const std::string &Dep : Deps) {
+    OS << " \\\n  ";
+    printMakePath(OS, Dep);
+  }
+  OS << "\n";
+  return Text;
+}
+
+llvm::Error checkDependencyFile(StringRef Path) {
+  llvm::sys::fs::file_status Status;
+  if (Path.empty() || Path == "-" ||
+      llvm::sys::fs::status(Path, Status, /*Follow=*/false) ||
+      Status.type() == llvm::sys::fs::file_type::regular_file)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      std::errc::file_exists,
+      "will not write the dependency file '%s': it exists and is not a "
+      "regular file",
+      Path.str().c_str());
+}
+
+llvm::Error writeDependencyFile(StringRef Path, StringRef Text) {
+  if (llvm::Error Error = checkDependencyFile(Path))
+    return Error;
+  if (llvm::Error Error = llvm::writeToOutput(Path, [&](llvm::raw_ostream &OS) {
+        OS << Text;
+        return llvm::Error::success();
+      }))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot write the dependency file '%s': %s",
+                                   Path.str().c_str(),
+                                   llvm::toString(std::move(Error)).c_str());
+  return llvm::Error::success();
+}
 
 std::string defaultOutputPath(StringRef Input) {
   llvm::SmallString<256> Path(Input);
@@ -263,7 +364,7 @@ std::string defaultOutputPath(StringRef Input) {
 }
 
 std::unique_ptr<FrontendAction> RewriteActionFactory::create() {
-  return std::make_unique<RewriteAction>(OutputFile, Remarks);
+  return std::make_unique<RewriteAction>(OutputFile, Remarks, DependencyFile);
 }
 
 } // namespace fpm

@@ -15,7 +15,9 @@
 #define FPM_LIB_REWRITEACTION_H
 
 #include "clang/Tooling/Tooling.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <memory>
 #include <string>
@@ -28,20 +30,43 @@ std::string defaultOutputPath(llvm::StringRef Input);
 
 /// Makes the action for each input. With OutputFile empty, each input's
 /// output goes to defaultOutputPath(input); otherwise (one input) there.
+/// With DependencyFile set (one input), a successful rewrite also writes
+/// there, in Make's syntax, what the output depends on: the input, every
+/// file the preprocessor entered for it, and the kernel files its pragmas
+/// name (writeDependencyFile).
 class RewriteActionFactory : public clang::tooling::FrontendActionFactory {
 public:
   /// With Remarks, each loop gets a remark saying whether it is offloaded
   /// and, if not, why (fpm-rewrite -Rfpm).
   explicit RewriteActionFactory(std::string OutputFile = "",
-                                bool Remarks = false)
-      : OutputFile(std::move(OutputFile)), Remarks(Remarks) {}
+                                bool Remarks = false,
+                                std::string DependencyFile = "")
+      : OutputFile(std::move(OutputFile)), Remarks(Remarks),
+        DependencyFile(std::move(DependencyFile)) {}
 
   std::unique_ptr<clang::FrontendAction> create() override;
 
 private:
   std::string OutputFile;
   bool Remarks;
+  std::string DependencyFile;
 };
+
+/// `Target: Deps...` in Make's syntax (spaces, '#' and '$' escaped as GCC
+/// and Clang do), one dependency a line.
+std::string makeDependencies(llvm::StringRef Target,
+                             llvm::ArrayRef<std::string> Deps);
+
+/// An error if Path names something a dependency file must not replace:
+/// anything that exists and is not a regular file (a directory, a device, a
+/// symbolic link). "" and "-" (standard output) are fine.
+llvm::Error checkDependencyFile(llvm::StringRef Path);
+
+/// Writes Text to Path ("-": standard output) through a temporary file
+/// renamed over it, so that a reader never sees half a file, if
+/// checkDependencyFile(Path) allows it; returns an error otherwise, and on
+/// any failure to write.
+llvm::Error writeDependencyFile(llvm::StringRef Path, llvm::StringRef Text);
 
 } // namespace fpm
 

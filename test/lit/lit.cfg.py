@@ -97,3 +97,9 @@ config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(
     ("%examples", os.path.join(config.fpm_source_dir, "examples"))
 )
+# A CMake project that uses fpm_rewrite_sources from this source tree with
+# this build's tool and runtime.
+config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%fpm_source_dir", config.fpm_source_dir))
+config.substitutions.append(("%fpm_runtime_dir", config.fpm_runtime_dir))
+config.substitutions.append(("%fpm_binary_dir", config.fpm_binary_dir))

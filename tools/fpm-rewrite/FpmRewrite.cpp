@@ -4,14 +4,16 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// fpm-rewrite FILE... [-o OUT] [-p BUILD_DIR] [-- COMPILER FLAGS]
+// fpm-rewrite FILE... [-o OUT] [--dependency-file=DEPS] [-p BUILD_DIR]
+//             [-- COMPILER FLAGS]
 //
 // Rewrites each `#pragma fpm partition` loop of each FILE into calls of the
 // fpm runtime and writes the result to OUT (one FILE) or beside FILE
-// (`x.c` -> `x.fpm.c`). Compiler flags come from after `--` or from the
-// compile_commands.json found from BUILD_DIR or FILE, as for clang-tidy.
-// Errors are reported as the compiler does; a file with an error gets no
-// output, and the exit status is non-zero.
+// (`x.c` -> `x.fpm.c`), and with one FILE what the result depends on to
+// DEPS (Make's syntax: FILE, its headers, the kernel files it names). Compiler
+// flags come from after `--` or from the compile_commands.json found from
+// BUILD_DIR or FILE, as for clang-tidy. Errors are reported as the compiler
+// does; a file with an error gets no output, and the exit status is non-zero.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +37,14 @@ static llvm::cl::opt<std::string>
                llvm::cl::desc("Write the rewritten file here (one input "
                               "only); default: x.c -> x.fpm.c beside it"),
                llvm::cl::value_desc("file"), llvm::cl::cat(FpmRewriteCategory));
+
+static llvm::cl::opt<std::string> DependencyFile(
+    "dependency-file",
+    llvm::cl::desc("After a successful rewrite (one input only), write here "
+                   "in Make's syntax what the output depends on: the input, "
+                   "the headers it includes and the kernel files its "
+                   "pragmas name (for a build system: CMake's DEPFILE)"),
+    llvm::cl::value_desc("file"), llvm::cl::cat(FpmRewriteCategory));
 
 static llvm::cl::opt<bool> Remarks(
     "Rfpm",
@@ -63,6 +73,11 @@ int main(int Argc, const char **Argv) {
     llvm::errs() << "fpm-rewrite: error: -o needs exactly one input file\n";
     return 2;
   }
+  if (!DependencyFile.empty() && Parser->getSourcePathList().size() != 1) {
+    llvm::errs() << "fpm-rewrite: error: --dependency-file needs exactly one "
+                    "input file\n";
+    return 2;
+  }
   ClangTool Tool(Parser->getCompilations(), Parser->getSourcePathList());
   // Clang's own headers (stddef.h, ...) from the Clang the tool is built
   // against, unless the command line names a resource directory.
@@ -76,6 +91,6 @@ int main(int Argc, const char **Argv) {
                         "-resource-dir=" FPM_CLANG_RESOURCE_DIR);
         return Adjusted;
       });
-  fpm::RewriteActionFactory Factory(OutputFile, Remarks);
+  fpm::RewriteActionFactory Factory(OutputFile, Remarks, DependencyFile);
   return Tool.run(&Factory) ? 1 : 0;
 }

@@ -1,0 +1,161 @@
+//===- pragma_parser_test.cpp - '#pragma fpm partition' as parsed ---------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the rewriter's PragmaParser records of a pragma, on code in memory:
+// the kernel clause's file, name and arguments (each an expression as
+// written, with where it starts; commas inside parentheses, brackets and
+// braces belong to the argument), and the kernel file, found beside the
+// source file and read. The tool's messages for malformed clauses are
+// covered by the lit tests (error-kernel.test).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PragmaParser.h"
+
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendActions.h"
+#include "clang/Lex/Preprocessor.h"
+#include "clang/Tooling/Tooling.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fpm {
+namespace {
+
+/// A pragma as recorded, with its locations as "line:col" (the source
+/// manager is gone once the code is parsed).
+struct Recorded {
+  PartitionPragma Pragma;
+  std::string FileAt, NameAt;
+  std::vector<std::string> ArgsAt;
+};
+
+class RecordPragmas : public clang::SyntaxOnlyAction {
+public:
+  explicit RecordPragmas(std::vector<Recorded> &Out) : Out(Out) {}
+
+protected:
+  bool BeginSourceFileAction(clang::CompilerInstance &CI) override {
+    CI.getPreprocessor().AddPragmaHandler(new FpmPragmaHandler(Pragmas));
+    return true;
+  }
+
+  void EndSourceFileAction() override {
+    const clang::SourceManager &SM = getCompilerInstance().getSourceManager();
+    auto At = [&](clang::SourceLocation Loc) {
+      clang::PresumedLoc P = SM.getPresumedLoc(Loc);
+      return P.isValid() ? std::to_string(P.getLine()) + ":" +
+                               std::to_string(P.getColumn())
+                         : std::string("none");
+    };
+    for (PartitionPragma &Pragma : Pragmas) {
+      Recorded R;
+      R.FileAt = At(Pragma.KernelFileLoc);
+      R.NameAt = At(Pragma.KernelNameLoc);
+      for (const KernelArgument &Arg : Pragma.KernelArgs)
+        R.ArgsAt.push_back(At(Arg.Loc));
+      R.Pragma = std::move(Pragma);
+      Out.push_back(std::move(R));
+    }
+  }
+
+private:
+  std::vector<PartitionPragma> Pragmas;
+  std::vector<Recorded> &Out;
+};
+
+/// Parses Code as /src/x.c, with Files beside it; the pragmas recorded.
+std::vector<Recorded> parse(const std::string &Code,
+                            const clang::tooling::FileContentMappings &Files,
+                            bool &Ok) {
+  std::vector<Recorded> Out;
+  Ok = clang::tooling::runToolOnCodeWithArgs(
+      std::make_unique<RecordPragmas>(Out), Code, {"-std=c99"}, "/src/x.c",
+      "pragma-parser-test", std::make_shared<clang::PCHContainerOperations>(),
+      Files);
+  return Out;
+}
+
+std::vector<std::string> texts(const PartitionPragma &Pragma) {
+  std::vector<std::string> Out;
+  for (const KernelArgument &Arg : Pragma.KernelArgs)
+    Out.push_back(Arg.Text);
+  return Out;
+}
+
+const char *const Kernel = "/* scales */\n"
+                           "__kernel void vadd(__global float *c, float s) {\n"
+                           "  c[get_global_id(0)] *= s;\n"
+                           "}\n";
+
+TEST(PragmaParserTest, KernelArgumentsAsWritten) {
+  bool Ok = false;
+  std::vector<Recorded> Pragmas = parse(
+      "float g(float a, float b);\n"
+      "void f(int n, float *c) {\n"
+      "#pragma fpm partition out(c[i:1]) kernel(\"k/vadd.cl\", vadd, c, \\\n"
+      "    g(1, 2),  n * (2 + 3), c[0], (n, 1))\n"
+      "  for (int i = 0; i < n; i++) c[i] *= g(1, 2);\n"
+      "}\n",
+      {{"/src/k/vadd.cl", Kernel}}, Ok);
+  ASSERT_TRUE(Ok);
+  ASSERT_EQ(Pragmas.size(), 1u);
+  const PartitionPragma &P = Pragmas[0].Pragma;
+  EXPECT_EQ(P.KernelFile, "k/vadd.cl");
+  EXPECT_EQ(P.KernelName, "vadd");
+  EXPECT_EQ(texts(P), (std::vector<std::string>{"c", "g(1, 2)", "n * (2 + 3)",
+                                                "c[0]", "(n, 1)"}));
+  EXPECT_EQ(Pragmas[0].FileAt, "3:42");
+  EXPECT_EQ(Pragmas[0].NameAt, "3:55");
+  EXPECT_EQ(Pragmas[0].ArgsAt,
+            (std::vector<std::string>{"3:61", "4:5", "4:15", "4:28", "4:34"}));
+  // Found beside the source file and read.
+  EXPECT_EQ(P.KernelPath, "/src/k/vadd.cl");
+  EXPECT_EQ(P.KernelSource, Kernel);
+}
+
+TEST(PragmaParserTest, KernelWithoutArgumentsAndWithEscapes) {
+  bool Ok = false;
+  std::vector<Recorded> Pragmas = parse(
+      "void f(int n, float *c) {\n"
+      "#pragma fpm partition kernel(\"k\\x2fvadd.cl\", vadd) out(c[i:1])\n"
+      "  for (int i = 0; i < n; i++) c[i] = 0;\n"
+      "#pragma fpm partition out(c[i:1])\n"
+      "  for (int i = 0; i < n; i++) c[i] = 0;\n"
+      "}\n",
+      {{"/src/k/vadd.cl", Kernel}}, Ok);
+  ASSERT_TRUE(Ok);
+  ASSERT_EQ(Pragmas.size(), 2u);
+  EXPECT_EQ(Pragmas[0].Pragma.KernelFile, "k/vadd.cl");
+  EXPECT_TRUE(Pragmas[0].Pragma.KernelArgs.empty());
+  EXPECT_EQ(Pragmas[0].Pragma.KernelSource, Kernel);
+  // No clause: nothing read.
+  EXPECT_TRUE(Pragmas[1].Pragma.KernelName.empty());
+  EXPECT_TRUE(Pragmas[1].Pragma.KernelPath.empty());
+  EXPECT_TRUE(Pragmas[1].Pragma.KernelSource.empty());
+}
+
+TEST(PragmaParserTest, KernelFileThatCannotBeReadIsNotRecorded) {
+  bool Ok = true;
+  std::vector<Recorded> Pragmas =
+      parse("void f(int n, float *c) {\n"
+            "#pragma fpm partition kernel(\"missing.cl\", vadd)\n"
+            "  for (int i = 0; i < n; i++) c[i] = 0;\n"
+            "#pragma fpm partition kernel(\"k/vadd.cl\", other)\n"
+            "  for (int i = 0; i < n; i++) c[i] = 0;\n"
+            "}\n",
+            {{"/src/k/vadd.cl", Kernel}}, Ok);
+  EXPECT_FALSE(Ok);
+  EXPECT_TRUE(Pragmas.empty());
+}
+
+} // namespace
+} // namespace fpm
