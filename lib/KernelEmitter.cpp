@@ -951,18 +951,20 @@ GeneratedKernel KernelPrinter::run() {
 
   GeneratedKernel K;
   K.Name = Request.Name;
+  K.Options = "-cl-fp32-correctly-rounded-divide-sqrt";
   // Parameters: the loop's lower bound and step, the scalars, the arrays
   // in the order of the data clauses, the variable extents.
   std::string Params = "const " + VarType + " fpm_lower, const long fpm_step";
-  K.Params.push_back({KernelParam::Kind::Lower, "", 0, ""});
-  K.Params.push_back({KernelParam::Kind::Step, "", 0, ""});
+  K.Params.push_back({KernelParam::Kind::Lower, "", 0, "", "", {}});
+  K.Params.push_back({KernelParam::Kind::Step, "", 0, "", "", {}});
   std::string PrivateDecls;
   for (const VarDecl *VD : Scalars) {
     Params += ", const " +
               type(VD->getType().getNonReferenceType().getUnqualifiedType(),
                    VD->getLocation()) +
               " " + kernelName(VD);
-    K.Params.push_back({KernelParam::Kind::Scalar, VD->getName().str(), 0, ""});
+    K.Params.push_back(
+        {KernelParam::Kind::Scalar, VD->getName().str(), 0, "", "", {}});
   }
   for (const ClauseArray &A : Request.Arrays) {
     auto It = llvm::find_if(
@@ -975,7 +977,7 @@ GeneratedKernel KernelPrinter::run() {
     Params += std::string(", __global ") + (Writes ? "" : "const ") +
               type(Shape.Element.getUnqualifiedType(), VD->getLocation()) +
               " *" + kernelName(VD);
-    K.Params.push_back({KernelParam::Kind::Array, A.Name, A.Index, ""});
+    K.Params.push_back({KernelParam::Kind::Array, A.Name, A.Index, "", "", {}});
   }
   for (size_t I = 0; I < ExtentParams.size(); ++I) {
     Params += ", " + ExtentDecls[I];

@@ -63,13 +63,22 @@ struct KernelParam {
   unsigned Section = 0;
   /// Extent: the parameter's name in the kernel.
   std::string Name;
+  /// Scalar of a hand-written kernel: the expression the host evaluates once
+  /// before the loop into a variable named HostExpr, and where it is written.
+  std::string Init;
+  clang::SourceLocation InitLoc;
 };
 
-/// A generated kernel: its source, its name and its parameters in order.
+/// A kernel to run the loop on OpenCL devices: its source, its name, its
+/// build options and its parameters in order. Generated from the body, or
+/// the user's (`kernel("file.cl", name, args...)`).
 struct GeneratedKernel {
   std::string Name;
   std::string Source;
+  std::string Options;
   std::vector<KernelParam> Params;
+  /// Where it comes from, for the rewritten file's comment.
+  std::string Origin = "generated from the loop's body";
 };
 
 /// Why a loop's body cannot become a kernel: the construct and the reason.

@@ -366,6 +366,36 @@ bool LoopRewriter::offload(const LoopRewrite &L) {
       Arrays.push_back({Section.Array, Index++, Written});
     }
 
+  if (!P.KernelName.empty()) {
+    // The user's kernel: its parameters are the clause's arguments.
+    GeneratedKernel Kernel;
+    Kernel.Name = P.KernelName;
+    Kernel.Source = P.KernelSource;
+    Kernel.Origin = "'" + P.KernelName + "' from " + P.KernelPath;
+    for (const KernelArgument &Arg : P.KernelArgs) {
+      auto Array = llvm::find_if(
+          Arrays, [&](const ClauseArray &A) { return A.Name == Arg.Text; });
+      KernelParam Param;
+      if (Array != Arrays.end()) {
+        Param.K = KernelParam::Kind::Array;
+        Param.Section = Array->Index;
+      } else {
+        Param.K = KernelParam::Kind::Scalar;
+        Param.HostExpr = "fpm_karg" + std::to_string(Kernel.Params.size()) +
+                         "_" + std::to_string(L.Index);
+        Param.Init = Arg.Text;
+        Param.InitLoc = Arg.Loc;
+      }
+      Kernel.Params.push_back(std::move(Param));
+    }
+    if (Remarks)
+      report(Diags, P.KernelNameLoc, Level::Remark,
+             "loop '%0' runs the kernel '%1' of '%2' on OpenCL devices")
+          << L.Name << P.KernelName << P.KernelFile;
+    Kernels.try_emplace(L.Index, std::move(Kernel));
+    return true;
+  }
+
   std::string Why;
   auto [For, Var] = concreteLoop(L, Why);
   if (!For)
@@ -398,11 +428,11 @@ namespace {
 /// The declarations of the generated kernel and its arguments, at the start
 /// of the loop's block (C89 wants them before any statement).
 std::string kernelDeclarations(const GeneratedKernel &K, const std::string &S,
-                               bool Cxx) {
-  std::string Text;
-  llvm::raw_string_ostream OS(Text);
-  OS << "  /* fpm-rewrite: the OpenCL C kernel generated from the loop's "
-        "body */\n";
+                               bool Cxx, const Text &T) {
+  std::string Decls;
+  llvm::raw_string_ostream OS(Decls);
+  OS << "  /* fpm-rewrite: the OpenCL C kernel " << commentSafe(K.Origin)
+     << " */\n";
   OS << "  static const char fpm_source" << S << "[] =";
   StringRef Source = K.Source;
   while (!Source.empty()) {
@@ -415,11 +445,17 @@ std::string kernelDeclarations(const GeneratedKernel &K, const std::string &S,
     if (P.K == KernelParam::Kind::Extent)
       OS << "  " << (Cxx ? "std::int64_t " : "int64_t ") << P.Name << S
          << ";\n";
+  // The hand-written kernel's values, evaluated once before the loop.
+  for (const KernelParam &P : K.Params)
+    if (!P.Init.empty())
+      OS << T.lineDirective(P.InitLoc) << "  "
+         << (Cxx ? "const auto " : "const __typeof__((" + P.Init + ")) ")
+         << P.HostExpr << " = (" << P.Init << ");\n";
   OS << "  fpm_arg fpm_kernel_args" << S << "[" << K.Params.size() << "];\n";
   OS << "  fpm_kernel fpm_kernel" << S << " = " << (Cxx ? "{}" : "{0}")
      << ";\n";
   OS << "  int fpm_offload" << S << ";\n";
-  return Text;
+  return Decls;
 }
 
 /// Fills the generated kernel's arguments, after the loop's sections are
@@ -459,8 +495,9 @@ void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
   std::string Kernel = "fpm_kernel" + S;
   OS << "  " << Kernel << ".source = fpm_source" << S << ";\n";
   OS << "  " << Kernel << ".name = \"" << K.Name << "\";\n";
-  OS << "  " << Kernel
-     << ".options = \"-cl-fp32-correctly-rounded-divide-sqrt\";\n";
+  if (!K.Options.empty())
+    OS << "  " << Kernel << ".options = \"" << escapeString(K.Options)
+       << "\";\n";
   OS << "  " << Kernel << ".args = " << Args << ";\n";
   OS << "  " << Kernel << ".arg_count = " << K.Params.size() << ";\n";
   OS << "  fpm_offload" << S << " = fpm_affine" << S
@@ -621,9 +658,9 @@ bool LoopRewriter::rewriteCxx(const LoopRewrite &L, const LoopText &LT) {
   OS << "/* fpm-rewrite: " << commentSafe(L.Pragma->Text) << " */\n{\n";
   OS << "  using " << Alias << " = " << VarType << ";\n";
   emitSetup(OS, L, Alias, "{}",
-            LT.Kernel ? kernelDeclarations(*LT.Kernel, S, /*Cxx=*/true) : "", S,
-            LT.I64, LT.U64, LT.VarName, LT.Lower, LT.Bound, LT.Step, LT.Compare,
-            LT.File, LT.Line);
+            LT.Kernel ? kernelDeclarations(*LT.Kernel, S, /*Cxx=*/true, T) : "",
+            S, LT.I64, LT.U64, LT.VarName, LT.Lower, LT.Bound, LT.Step,
+            LT.Compare, LT.File, LT.Line);
   if (LT.Kernel)
     emitKernel(OS, *LT.Kernel, S, /*Cxx=*/true);
   OS << "  ::fpm::parallelFor(fpm_info" << S << ", fpm_trip" << S;
@@ -821,12 +858,12 @@ bool LoopRewriter::rewriteC(const LoopRewrite &L, const LoopText &LT) {
   std::string Call;
   llvm::raw_string_ostream C(Call);
   C << "/* fpm-rewrite: " << commentSafe(L.Pragma->Text) << " */\n{\n";
-  emitSetup(
-      C, L, VarType, "{0}",
-      "  struct fpm_ctx" + S + " " + Ctx_ + ";\n" +
-          (LT.Kernel ? kernelDeclarations(*LT.Kernel, S, /*Cxx=*/false) : ""),
-      S, LT.I64, LT.U64, LT.VarName, LT.Lower, LT.Bound, LT.Step, LT.Compare,
-      LT.File, LT.Line);
+  emitSetup(C, L, VarType, "{0}",
+            "  struct fpm_ctx" + S + " " + Ctx_ + ";\n" +
+                (LT.Kernel ? kernelDeclarations(*LT.Kernel, S, /*Cxx=*/false, T)
+                           : ""),
+            S, LT.I64, LT.U64, LT.VarName, LT.Lower, LT.Bound, LT.Step,
+            LT.Compare, LT.File, LT.Line);
   C << "  " << Ctx_ << ".fpm_lower = fpm_lower" << S << ";\n";
   C << "  " << Ctx_ << ".fpm_step = fpm_step" << S << ";\n";
   C << Sets;
