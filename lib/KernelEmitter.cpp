@@ -3,6 +3,14 @@
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
+//
+// One printer (a clang::PrinterHelper) over every kind of statement and
+// expression OpenCL C shares with C, and the refusal of every other kind:
+// its cases share the printer's state (the scope, the kernel's parameters,
+// the helper functions emitted), which is why they stay in one file of
+// more than 600 lines.
+//
+//===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
 

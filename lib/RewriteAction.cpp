@@ -7,6 +7,7 @@
 #include "RewriteAction.h"
 
 #include "LoopChecker.h"
+#include "Offload.h"
 #include "PragmaParser.h"
 #include "Rewriter.h"
 
@@ -114,7 +115,7 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
     Stem = llvm::sys::path::stem(Main->getName()).str();
 
   // Match each pragma with the `for` right after it, and check the loop.
-  std::vector<LoopRewrite> Loops;
+  std::vector<LoopModel> Loops;
   llvm::DenseMap<const FunctionDecl *, unsigned> Ordinals;
   llvm::StringMap<const PartitionPragma *> Names;
   for (const PartitionPragma &Pragma : Pragmas) {
@@ -134,7 +135,7 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
       continue;
     }
     auto [For, Fn] = It->second;
-    LoopRewrite Loop;
+    LoopModel Loop;
     Loop.Pragma = &Pragma;
     Loop.Fn = Fn;
     unsigned K = Ordinals[Fn]++;
@@ -165,12 +166,12 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
   // outlined body, which must then also declare the names the inner one's
   // data clauses use. The body of the outer one starts at the inner one's
   // pragma when it is the body.
-  for (LoopRewrite &Outer : Loops) {
+  for (LoopModel &Outer : Loops) {
     SourceRange Body = Outer.Loop.For->getBody()->getSourceRange();
     SourceLocation BodyBegin = SM.getExpansionLoc(Body.getBegin());
     SourceLocation BodyEnd = SM.getExpansionRange(Body.getEnd()).getEnd();
     SourceLocation ForBegin = SM.getExpansionLoc(Outer.Loop.For->getForLoc());
-    for (const LoopRewrite &Inner : Loops) {
+    for (const LoopModel &Inner : Loops) {
       SourceLocation Hash = Inner.Pragma->HashLoc;
       if (&Inner == &Outer ||
           SM.isBeforeInTranslationUnit(Hash, Outer.Loop.For->getRParenLoc()) ||
@@ -193,18 +194,18 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
   if (Diags.hasErrorOccurred())
     return;
   // Kernels first, in source order, so that remarks come in that order.
-  LoopRewriter Rewriter(Ctx, Rewrite, Remarks);
-  for (const LoopRewrite &Loop : Loops)
-    Rewriter.offload(Loop);
+  for (LoopModel &Loop : Loops)
+    planOffload(Ctx, Loop, Remarks);
   if (Diags.hasErrorOccurred())
     return;
 
   // Rewrite innermost and last first, so that edits at one place nest.
-  llvm::sort(Loops, [&](const LoopRewrite &A, const LoopRewrite &B) {
+  llvm::sort(Loops, [&](const LoopModel &A, const LoopModel &B) {
     return SM.isBeforeInTranslationUnit(B.Loop.For->getForLoc(),
                                         A.Loop.For->getForLoc());
   });
-  for (const LoopRewrite &Loop : Loops)
+  LoopRewriter Rewriter(Ctx, Rewrite);
+  for (const LoopModel &Loop : Loops)
     Rewriter.rewrite(Loop);
   Rewriter.finish();
 }

@@ -1,0 +1,288 @@
+//===- EmitCommon.cpp - What the C and C++ emitters share -----------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitters.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+
+using namespace clang;
+
+namespace fpm {
+
+/// S as the inside of a C string literal.
+std::string escapeString(StringRef S) {
+  std::string Out;
+  for (char C : S) {
+    if (C == '\\' || C == '"')
+      Out += '\\';
+    if (C == '\n') {
+      Out += "\\n";
+      continue;
+    }
+    Out += C;
+  }
+  return Out;
+}
+
+/// S with no end of a block comment in it.
+std::string commentSafe(StringRef S) {
+  std::string Out;
+  for (size_t I = 0; I < S.size(); ++I) {
+    Out += S[I];
+    if (S[I] == '*' && I + 1 < S.size() && S[I + 1] == '/')
+      Out += ' ';
+  }
+  return Out;
+}
+
+Text::Text(ASTContext &Ctx)
+    : Ctx(Ctx), SM(Ctx.getSourceManager()), Policy(Ctx.getLangOpts()) {
+  Policy.SuppressUnwrittenScope = true;
+}
+
+std::string Text::of(SourceRange Range) const {
+  return Lexer::getSourceText(SM.getExpansionRange(Range), SM,
+                              Ctx.getLangOpts())
+      .str();
+}
+
+std::string Text::of(const Expr *E) const {
+  if (const auto *List = dyn_cast<InitListExpr>(E->IgnoreImplicit()))
+    if (List->getNumInits() == 1)
+      E = List->getInit(0);
+  return of(E->getSourceRange());
+}
+
+std::string Text::type(QualType T, StringRef Name) const {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  T.print(OS, Policy, Name);
+  return S;
+}
+
+std::string Text::lineDirective(SourceLocation Loc) const {
+  PresumedLoc P = SM.getPresumedLoc(Loc);
+  return "#line " + std::to_string(P.getLine()) + " \"" +
+         escapeString(P.getFilename()) + "\"\n";
+}
+
+std::string Text::lineMarker(SourceLocation Loc) const {
+  PresumedLoc P = SM.getPresumedLoc(Loc);
+  // Indent what follows to its column, unless nothing follows.
+  StringRef Rest(SM.getCharacterData(Loc));
+  Rest = Rest.substr(0, Rest.find_first_of("\r\n"));
+  bool Blank = Rest.find_first_not_of(" \t") == StringRef::npos;
+  return lineDirective(Loc) + std::string(Blank ? 0 : P.getColumn() - 1, ' ');
+}
+
+namespace {
+
+/// The declarations of the generated kernel and its arguments, at the start
+/// of the loop's block (C89 wants them before any statement).
+std::string kernelDeclarations(const GeneratedKernel &K, const std::string &S,
+                               bool Cxx, const Text &T) {
+  std::string Decls;
+  llvm::raw_string_ostream OS(Decls);
+  OS << "  /* fpm-rewrite: the OpenCL C kernel " << commentSafe(K.Origin)
+     << " */\n";
+  OS << "  static const char fpm_source" << S << "[] =";
+  StringRef Source = K.Source;
+  while (!Source.empty()) {
+    auto [Line, Rest] = Source.split('\n');
+    OS << "\n      \"" << escapeString(Line) << "\\n\"";
+    Source = Rest;
+  }
+  OS << ";\n";
+  for (const KernelParam &P : K.Params)
+    if (P.K == KernelParam::Kind::Extent)
+      OS << "  " << (Cxx ? "std::int64_t " : "int64_t ") << P.Name << S
+         << ";\n";
+  // The hand-written kernel's values, evaluated once before the loop.
+  for (const KernelParam &P : K.Params)
+    if (!P.Init.empty())
+      OS << T.lineDirective(P.InitLoc) << "  "
+         << (Cxx ? "const auto " : "const __typeof__((" + P.Init + ")) ")
+         << P.HostExpr << " = (" << P.Init << ");\n";
+  OS << "  fpm_arg fpm_kernel_args" << S << "[" << K.Params.size() << "];\n";
+  OS << "  fpm_kernel fpm_kernel" << S << " = " << (Cxx ? "{}" : "{0}")
+     << ";\n";
+  OS << "  int fpm_offload" << S << ";\n";
+  return Decls;
+}
+
+/// One section of the loop's in, out and inout clauses, as the runtime gets
+/// it.
+struct DataArg {
+  const DataSection *Section;
+  const char *Kind;   // FPM_ARG_IN, _OUT or _INOUT
+  std::string Clause; // `in(A[i*n:n])`, for comments
+};
+
+/// The sections of the in, out and inout clauses, in that order (each
+/// clause's in the order written). A section of several dimensions is
+/// described by whole elements of its first (rows): more than an `out`
+/// writes, so it is passed as INOUT.
+llvm::SmallVector<DataArg, 4> dataArgs(const PartitionPragma &P) {
+  llvm::SmallVector<DataArg, 4> Args;
+  auto Add = [&](ArrayRef<DataSection> Sections, const char *Kind,
+                 StringRef Clause) {
+    for (const DataSection &Section : Sections)
+      Args.push_back({&Section,
+                      Section.Dims > 1 && StringRef(Kind) == "FPM_ARG_OUT"
+                          ? "FPM_ARG_INOUT"
+                          : Kind,
+                      (Clause + "(" + Section.Text + ")").str()});
+  };
+  Add(P.In, "FPM_ARG_IN", "in");
+  Add(P.Out, "FPM_ARG_OUT", "out");
+  Add(P.InOut, "FPM_ARG_INOUT", "inout");
+  return Args;
+}
+
+/// The data part of the loop's block (lib/README.md, "The data clauses in
+/// fpm_loop.data"): fills fpm_sections<S> with each section's array, kind
+/// and element size, then with its lower bound and length at the logical
+/// iterations fpm_sample_iteration() names, the loop variable Var (of type
+/// Type) computed from each as the body computes it; fpm_describe_sections
+/// turns them into fpm_data<S> and fpm_info<S>.data when every section is
+/// affine, and says so in fpm_affine<S>. Each line with the user's text is
+/// preceded by a `#line` to the section's line, so that the compiler's
+/// messages about it point at the clause.
+void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
+              const std::string &Type, const std::string &Var,
+              const std::string &S, const std::string &I64,
+              const std::string &U64, const Text &T) {
+  std::string Sections = "fpm_sections" + S, Trip = "fpm_trip" + S;
+  std::string N = std::to_string(Args.size());
+  OS << "  /* fpm-rewrite: the data clauses' sections, sampled at iterations "
+        "0, 1 and T-1 */\n";
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const DataSection &Section = *Args[I].Section;
+    std::string E = Sections + "[" + std::to_string(I) + "]";
+    OS << T.lineDirective(Section.Loc);
+    OS << "  " << E << ".kind = " << Args[I].Kind << "; " << E
+       << ".base = (void *)" << Section.Array << "; " << E << ".size = sizeof("
+       << Section.Array << "[0]); /* " << commentSafe(Args[I].Clause);
+    if (Section.Dims > 1)
+      OS << ", by whole elements of " << Section.Array
+         << (StringRef(Args[I].Clause).starts_with("out(")
+                 ? " (INOUT: they may be written in part)"
+                 : "");
+    OS << " */\n";
+  }
+  OS << "  {\n";
+  OS << "    int fpm_s;\n";
+  OS << "    for (fpm_s = 0; " << Trip << " > 0 && fpm_s < 3; ++fpm_s) {\n";
+  OS << "      const " << Type << " " << Var << " = (" << Type << ")((" << U64
+     << ")fpm_lower" << S << " + (" << U64 << ")fpm_sample_iteration(" << Trip
+     << ", fpm_s) * (" << U64 << ")fpm_step" << S << ");\n";
+  OS << "      (void)" << Var << ";\n";
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const DataSection &Section = *Args[I].Section;
+    std::string E = Sections + "[" + std::to_string(I) + "]";
+    OS << T.lineDirective(Section.Loc);
+    OS << "      " << E << ".lower[fpm_s] = (" << I64 << ")(" << Section.Lower
+       << "); " << E << ".length[fpm_s] = (" << I64 << ")(" << Section.Length
+       << ");\n";
+  }
+  OS << "    }\n";
+  OS << "  }\n";
+  OS << "  fpm_affine" << S << " = fpm_describe_sections(&fpm_info" << S
+     << ", fpm_data" << S << ", " << Sections << ", " << N << ", " << Trip
+     << ");\n";
+  OS << "  (void)fpm_affine" << S << ";\n";
+}
+
+} // namespace
+
+void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
+               const std::string &Type, const std::string &Zero,
+               const std::string &ExtraDecls, const Text &T) {
+  const PartitionPragma &P = *L.Pragma;
+  const std::string &S = LT.Suffix, &I64 = LT.I64;
+  bool Cxx = L.Fn->getASTContext().getLangOpts().CPlusPlus;
+  llvm::SmallVector<DataArg, 4> Data = dataArgs(P);
+  OS << "  const " << Type << " fpm_lower" << S << " = (" << Type << ")("
+     << LT.Lower << ");\n";
+  OS << "  const " << Type << " fpm_bound" << S << " = (" << Type << ")("
+     << LT.Bound << ");\n";
+  OS << "  const " << I64 << " fpm_step" << S << " = " << LT.Step << ";\n";
+  OS << "  const " << I64 << " fpm_trip" << S << " = fpm_trip_count((" << I64
+     << ")fpm_lower" << S << ", (" << I64 << ")fpm_bound" << S << ", fpm_step"
+     << S << ", " << LT.Compare << ", (" << Type << ")-1 > (" << Type
+     << ")0);\n";
+  OS << "  fpm_loop fpm_info" << S << " = " << Zero << ";\n";
+  OS << ExtraDecls;
+  if (L.Kernel)
+    OS << kernelDeclarations(*L.Kernel, S, Cxx, T);
+  if (!Data.empty()) {
+    OS << "  fpm_section fpm_sections" << S << "[" << Data.size() << "];\n";
+    OS << "  fpm_arg fpm_data" << S << "[" << Data.size() << "];\n";
+    OS << "  int fpm_affine" << S << ";\n";
+  }
+  OS << "  fpm_info" << S << ".name = \"" << escapeString(L.Name) << "\";\n";
+  if (!P.Schedule.empty())
+    OS << "  fpm_info" << S << ".schedule = \"" << escapeString(P.Schedule)
+       << "\";\n";
+  if (!P.Devices.empty())
+    OS << "  fpm_info" << S << ".devices = \"" << P.Devices << "\";\n";
+  if (!P.Grain.empty())
+    OS << "  fpm_info" << S << ".grain = (" << I64 << ")(" << P.Grain << ");\n";
+  OS << "  fpm_info" << S << ".file = \"" << escapeString(LT.File) << "\";\n";
+  OS << "  fpm_info" << S << ".line = " << LT.Line << ";\n";
+  if (!Data.empty())
+    emitData(OS, Data, Type, LT.VarName, S, I64, LT.U64, T);
+}
+
+void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
+                const std::string &S, bool Cxx) {
+  const char *I64 = Cxx ? "std::int64_t" : "int64_t";
+  for (const KernelParam &P : K.Params)
+    if (P.K == KernelParam::Kind::Extent)
+      OS << "  " << P.Name << S << " = (" << I64 << ")" << P.HostExpr << ";\n";
+  std::string Args = "fpm_kernel_args" + S;
+  for (size_t I = 0; I < K.Params.size(); ++I) {
+    const KernelParam &P = K.Params[I];
+    OS << "  " << Args << "[" << I << "] = ";
+    auto Scalar = [&](const std::string &Name) {
+      OS << "fpm_scalar_arg(&" << Name << ", sizeof(" << Name << "));\n";
+    };
+    switch (P.K) {
+    case KernelParam::Kind::Lower:
+      Scalar("fpm_lower" + S);
+      break;
+    case KernelParam::Kind::Step:
+      Scalar("fpm_step" + S);
+      break;
+    case KernelParam::Kind::Scalar:
+      Scalar(P.HostExpr);
+      break;
+    case KernelParam::Kind::Array:
+      OS << "fpm_data" << S << "[" << P.Section << "];\n";
+      break;
+    case KernelParam::Kind::Extent:
+      Scalar(P.Name + S);
+      break;
+    }
+  }
+  std::string Kernel = "fpm_kernel" + S;
+  OS << "  " << Kernel << ".source = fpm_source" << S << ";\n";
+  OS << "  " << Kernel << ".name = \"" << K.Name << "\";\n";
+  if (!K.Options.empty())
+    OS << "  " << Kernel << ".options = \"" << escapeString(K.Options)
+       << "\";\n";
+  OS << "  " << Kernel << ".args = " << Args << ";\n";
+  OS << "  " << Kernel << ".arg_count = " << K.Params.size() << ";\n";
+  OS << "  fpm_offload" << S << " = fpm_affine" << S
+     << " && fpm_kernel_fits(&fpm_info" << S << ", &" << Kernel << ", fpm_trip"
+     << S << ");\n";
+}
+
+} // namespace fpm

@@ -1,0 +1,55 @@
+//===- LoopModel.h - One partitioned loop, analysed ----------- -*- C++ -*-===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the analysis of one `#pragma fpm partition` loop leaves for the
+// emitters (EmitText.h): the pragma and its clauses, the checked loop
+// (LoopChecker.h), how the body shares each variable, the loop's name and
+// ordinal, and the OpenCL kernel that runs it on devices when it has one
+// (Offload.h). The emitters only read it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FPM_LIB_LOOPMODEL_H
+#define FPM_LIB_LOOPMODEL_H
+
+#include "KernelEmitter.h"
+#include "LoopChecker.h"
+#include "PragmaParser.h"
+
+#include "clang/Basic/SourceLocation.h"
+
+#include <optional>
+#include <string>
+
+namespace clang {
+class FunctionDecl;
+} // namespace clang
+
+namespace fpm {
+
+/// A checked loop and what the emitters need to know about it.
+struct LoopModel {
+  const PartitionPragma *Pragma = nullptr;
+  /// The function the loop is in (the outermost, not a lambda).
+  const clang::FunctionDecl *Fn = nullptr;
+  CanonicalLoop Loop;
+  LoopVariables Vars;
+  /// The loop's name: the name clause's, or `<file stem>.<function>.<k>`.
+  std::string Name;
+  /// The loop's ordinal in the file: the suffix of the names generated for
+  /// it.
+  unsigned Index = 0;
+  /// Where the body's text starts: the body, or the pragma of a partitioned
+  /// loop that is the body.
+  clang::SourceLocation BodyBegin;
+  /// The kernel that runs the loop on OpenCL devices: generated from the
+  /// body or the user's (kernel(...)); none keeps the loop on CPU PEs.
+  std::optional<GeneratedKernel> Kernel;
+};
+
+} // namespace fpm
+
+#endif // FPM_LIB_LOOPMODEL_H

@@ -1,0 +1,169 @@
+//===- Offload.cpp - Which loops run on OpenCL devices --------------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Offload.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace clang;
+
+namespace fpm {
+namespace {
+
+using Level = DiagnosticsEngine::Level;
+
+/// The loop the kernel is generated from: in a function template, its one
+/// instantiation's copy (the template's own has dependent types). Null, with
+/// Why set, when there is not exactly one.
+std::pair<const ForStmt *, const VarDecl *> concreteLoop(const LoopModel &L,
+                                                         std::string &Why) {
+  const FunctionTemplateDecl *Template = L.Fn->getDescribedFunctionTemplate();
+  if (!Template && !L.Fn->isDependentContext())
+    return {L.Loop.For, L.Loop.Var};
+  llvm::SmallVector<const FunctionDecl *, 2> Instances;
+  if (Template)
+    for (const FunctionDecl *FD : Template->specializations())
+      if (FD->hasBody())
+        Instances.push_back(FD);
+  if (Instances.size() != 1) {
+    Why = "it is in a template with " + std::to_string(Instances.size()) +
+          " instantiations; fpm offloads a template's loop when it has one";
+    return {nullptr, nullptr};
+  }
+  // The instantiation's statements keep the template's locations.
+  SourceLocation ForLoc = L.Loop.For->getForLoc();
+  llvm::SmallVector<const Stmt *, 32> Work{Instances[0]->getBody()};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *For = dyn_cast<ForStmt>(S);
+        For && For->getForLoc() == ForLoc) {
+      const VarDecl *Var = nullptr;
+      if (const auto *DS = dyn_cast_or_null<DeclStmt>(For->getInit()))
+        Var = DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                                 : nullptr;
+      else if (const auto *BO =
+                   dyn_cast_or_null<BinaryOperator>(For->getInit()))
+        if (const auto *DRE =
+                dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts()))
+          Var = dyn_cast<VarDecl>(DRE->getDecl());
+      if (Var)
+        return {For, Var};
+      break;
+    }
+    llvm::append_range(Work, S->children());
+  }
+  Why = "fpm cannot find the loop in the template's instantiation";
+  return {nullptr, nullptr};
+}
+
+} // namespace
+
+bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
+  const PartitionPragma &P = *L.Pragma;
+  DiagnosticsEngine &Diags = Ctx.getDiagnostics();
+  if (P.Devices == "cpu")
+    return true;
+  auto Refuse = [&](SourceLocation Loc, StringRef Why) {
+    if (P.Devices == "gpu") {
+      report(Diags, Loc, Level::Error,
+             "loop '%0' cannot run on OpenCL devices: %1")
+          << L.Name << Why;
+      return false;
+    }
+    if (Remarks)
+      report(Diags, Loc, Level::Remark, "loop '%0' stays on CPU PEs: %1")
+          << L.Name << Why;
+    return true;
+  };
+  if (P.In.empty() && P.Out.empty() && P.InOut.empty())
+    return Refuse(P.KeywordLoc,
+                  "it has no in(...), out(...) or inout(...) clause saying "
+                  "which data a device must copy");
+
+  // The arrays of the data clauses, in the order of the loop's fpm_args.
+  llvm::SmallVector<ClauseArray, 4> Arrays;
+  unsigned Index = 0;
+  for (const auto *Sections : {&P.In, &P.Out, &P.InOut})
+    for (const DataSection &Section : *Sections) {
+      bool Written = Sections != &P.In;
+      if (Section.ArrayIsMacro)
+        return Refuse(Section.Loc,
+                      "'" + Section.Array + "' in a data clause is a macro");
+      if (llvm::any_of(Arrays, [&](const ClauseArray &A) {
+            return A.Name == Section.Array;
+          }))
+        return Refuse(Section.Loc,
+                      "'" + Section.Array +
+                          "' is named in more than one section; a device "
+                          "needs one section per array");
+      Arrays.push_back({Section.Array, Index++, Written});
+    }
+
+  if (!P.KernelName.empty()) {
+    // The user's kernel: its parameters are the clause's arguments.
+    GeneratedKernel Kernel;
+    Kernel.Name = P.KernelName;
+    Kernel.Source = P.KernelSource;
+    Kernel.Origin = "'" + P.KernelName + "' from " + P.KernelPath;
+    for (const KernelArgument &Arg : P.KernelArgs) {
+      auto Array = llvm::find_if(
+          Arrays, [&](const ClauseArray &A) { return A.Name == Arg.Text; });
+      KernelParam Param;
+      if (Array != Arrays.end()) {
+        Param.K = KernelParam::Kind::Array;
+        Param.Section = Array->Index;
+      } else {
+        Param.K = KernelParam::Kind::Scalar;
+        Param.HostExpr = "fpm_karg" + std::to_string(Kernel.Params.size()) +
+                         "_" + std::to_string(L.Index);
+        Param.Init = Arg.Text;
+        Param.InitLoc = Arg.Loc;
+      }
+      Kernel.Params.push_back(std::move(Param));
+    }
+    if (Remarks)
+      report(Diags, P.KernelNameLoc, Level::Remark,
+             "loop '%0' runs the kernel '%1' of '%2' on OpenCL devices")
+          << L.Name << P.KernelName << P.KernelFile;
+    L.Kernel = std::move(Kernel);
+    return true;
+  }
+
+  std::string Why;
+  auto [For, Var] = concreteLoop(L, Why);
+  if (!For)
+    return Refuse(P.KeywordLoc, Why);
+  llvm::SmallVector<std::string, 4> Private;
+  for (const VarDecl *VD : L.Vars.Private)
+    Private.push_back(VD->getName().str());
+  KernelRequest Request;
+  Request.For = For;
+  Request.Var = Var;
+  Request.Arrays = Arrays;
+  Request.Private = Private;
+  Request.Name = "fpm_kernel_" + std::to_string(L.Index);
+  std::variant<GeneratedKernel, OffloadRefusal> Result =
+      generateKernel(Ctx, Request);
+  if (const auto *Refusal = std::get_if<OffloadRefusal>(&Result))
+    return Refuse(Refusal->Loc, Refusal->Reason);
+  auto &Kernel = std::get<GeneratedKernel>(Result);
+  if (Remarks)
+    report(Diags, P.KeywordLoc, Level::Remark,
+           "loop '%0' is offloaded: OpenCL C kernel '%1' generated from its "
+           "body")
+        << L.Name << Kernel.Name;
+  L.Kernel = std::move(Kernel);
+  return true;
+}
+
+} // namespace fpm

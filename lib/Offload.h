@@ -1,0 +1,33 @@
+//===- Offload.h - Which loops run on OpenCL devices ---------- -*- C++ -*-===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Decides for each loop whether it also runs on OpenCL devices, and with
+// which kernel: the user's (`kernel("file.cl", name, args...)`), or one
+// KernelEmitter generates from the body (of a function template's one
+// instantiation). A loop without data clauses, or whose body the emitter
+// refuses, stays on CPU PEs, with a remark that says why when remarks are
+// on (`fpm-rewrite -Rfpm`); with devices(gpu) that is an error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FPM_LIB_OFFLOAD_H
+#define FPM_LIB_OFFLOAD_H
+
+#include "LoopModel.h"
+
+namespace clang {
+class ASTContext;
+} // namespace clang
+
+namespace fpm {
+
+/// Sets Loop.Kernel, or reports why the loop has none. Returns false if
+/// that is an error (devices(gpu)).
+bool planOffload(clang::ASTContext &Ctx, LoopModel &Loop, bool Remarks);
+
+} // namespace fpm
+
+#endif // FPM_LIB_OFFLOAD_H
