@@ -966,11 +966,19 @@ GeneratedKernel KernelPrinter::run() {
   K.Params.push_back({KernelParam::Kind::Lower, "", 0, "", "", {}});
   K.Params.push_back({KernelParam::Kind::Step, "", 0, "", "", {}});
   std::string PrivateDecls;
+  std::string BoolDecls;
   for (const VarDecl *VD : Scalars) {
-    Params += ", const " +
-              type(VD->getType().getNonReferenceType().getUnqualifiedType(),
-                   VD->getLocation()) +
-              " " + kernelName(VD);
+    std::string T =
+        type(VD->getType().getNonReferenceType().getUnqualifiedType(),
+             VD->getLocation());
+    if (T == "bool") {
+      // A kernel may take no bool: its byte comes as a uchar.
+      Params += ", const uchar fpm_bool_" + kernelName(VD);
+      BoolDecls += "  const bool " + kernelName(VD) + " = fpm_bool_" +
+                   kernelName(VD) + ";\n";
+    } else {
+      Params += ", const " + T + " " + kernelName(VD);
+    }
     K.Params.push_back(
         {KernelParam::Kind::Scalar, VD->getName().str(), 0, "", "", {}});
   }
@@ -1022,7 +1030,7 @@ GeneratedKernel KernelPrinter::run() {
   OS << "__kernel void " << K.Name << "(" << Params << ") {\n";
   OS << "  const " << VarType << " " << kernelName(Var) << " = (" << VarType
      << ")((ulong)fpm_lower + (ulong)get_global_id(0) * (ulong)fpm_step);\n";
-  OS << PrivateDecls << Statements << "}\n";
+  OS << BoolDecls << PrivateDecls << Statements << "}\n";
   K.Source = std::move(Source);
   return K;
 }

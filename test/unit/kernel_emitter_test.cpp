@@ -279,6 +279,20 @@ TEST(KernelEmitterTest, ContinueEndsTheWorkItem) {
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
 
+TEST(KernelEmitterTest, BoolValuesComeAsBytes) {
+  Outcome Out = emit(R"(
+    #include <stdbool.h>
+    void f(int n, bool twice, float *x) {
+      for (int i = 0; i < n; ++i) x[i] = twice ? 2 * x[i] : x[i];
+    })",
+                     {{"x", 0, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "const uchar fpm_bool_twice")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "const bool twice = fpm_bool_twice;"))
+      << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
 TEST(KernelEmitterTest, ReservedNamesAreRenamed) {
   Outcome Out = emit(R"(
     void f(int n, float *global, float *x) {
