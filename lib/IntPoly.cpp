@@ -369,11 +369,12 @@ private:
       size_t Begin = Pos;
       while (Pos < Text.size() && isAsciiIdentifierContinue(Text[Pos]))
         ++Pos;
+      StringRef Name = Text.slice(Begin, Pos);
       // A call, a subscript or a member is none of ours.
       if (peekIs('(') || peekIs('[') || peekIs('.') || nextIs("->") ||
           peekIs(':'))
         return std::nullopt;
-      return Leaf(Text.slice(Begin, Pos));
+      return Leaf(Name);
     }
     if (isDigit(C))
       return parseInteger();
