@@ -323,6 +323,8 @@ private:
   llvm::SmallVector<const GotoStmt *, 2> Gotos;
   /// isInvariant's answers.
   llvm::DenseMap<const VarDecl *, bool> Invariant;
+  /// parentOf's map, built on first use.
+  mutable llvm::DenseMap<const Stmt *, const Stmt *> Parents;
 };
 
 bool LoopCheck::isInside(SourceLocation Loc, SourceRange Range) const {
@@ -769,18 +771,21 @@ bool LoopCheck::checkSections(StringRef Clause,
 // it: a subscript outside its array's section, and an array declared only
 // `out` whose elements the body reads before it writes any.
 
-/// The statement S is part of (through a declaration, its DeclStmt).
+/// The statement S is a child of, in the function's body as children()
+/// sees it (the tree walk() walks: a declaration's initializer and a VLA's
+/// size are children of its DeclStmt, an initializer list is its semantic
+/// form); null outside it.
 const Stmt *LoopCheck::parentOf(const Stmt *S) const {
-  DynTypedNodeList Parents = Ctx.getParents(*S);
-  for (unsigned Hops = 0; !Parents.empty() && Hops < 4; ++Hops) {
-    if (const auto *P = Parents[0].get<Stmt>())
-      return P;
-    const auto *VD = Parents[0].get<VarDecl>();
-    if (!VD)
-      return nullptr;
-    Parents = Ctx.getParents(*VD);
+  if (Parents.empty() && Fn.getBody()) {
+    llvm::SmallVector<const Stmt *, 64> Work{Fn.getBody()};
+    while (!Work.empty()) {
+      const Stmt *P = Work.pop_back_val();
+      for (const Stmt *Child : P->children())
+        if (Child && Parents.try_emplace(Child, P).second)
+          Work.push_back(Child);
+    }
   }
-  return nullptr;
+  return Parents.lookup(S);
 }
 
 UseKind LoopCheck::useKind(const Subscript &S) const {
