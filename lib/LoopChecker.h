@@ -8,9 +8,11 @@
 // the spec (spec/pragma.md, "The loop", "Variables", "What the rewriter
 // refuses"): canonical form, no way out of the body, no write to the loop
 // variable, no write to a shared scalar; warns about likely loop-carried
-// dependences and private variables read before written. What it learns
-// (the loop's parts and how each variable is shared) is what the rewriter
-// needs.
+// dependences and private variables read before written, and, where it can
+// prove them, about what an OpenCL device would miss of the data clauses: a
+// subscript outside its array's section, and an array declared only `out`
+// that the body reads before it writes it. What it learns (the loop's parts
+// and how each variable is shared) is what the rewriter needs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,8 +69,9 @@ struct LoopVariables {
 };
 
 /// Checks For, which Pragma stands before, in Fn. Reports every violation as
-/// an error and every suspicion as a warning through Ctx's diagnostics.
-/// Returns false if there was an error; fills Loop and Vars otherwise.
+/// an error and every suspicion as a warning through Ctx's diagnostics (the
+/// data clauses' warnings only for a loop without errors). Returns false if
+/// there was an error; fills Loop and Vars otherwise.
 bool checkLoop(clang::ASTContext &Ctx, const PartitionPragma &Pragma,
                const clang::FunctionDecl &Fn, const clang::ForStmt &For,
                CanonicalLoop &Loop, LoopVariables &Vars);
