@@ -12,7 +12,9 @@
 // prove them, about what an OpenCL device would miss of the data clauses: a
 // subscript outside its array's section, and an array declared only `out`
 // that the body reads before it writes it. What it learns (the loop's parts
-// and how each variable is shared) is what the rewriter needs.
+// and how each variable is shared) is what the rewriter needs; with the same
+// machinery it proves, for the kernel it generates, that an iteration writes
+// every element of an `out` section (checkOutCover).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +24,8 @@
 #include "PragmaParser.h"
 
 #include "llvm/ADT/SmallVector.h"
+
+#include <string>
 
 namespace clang {
 class ASTContext;
@@ -75,6 +79,29 @@ struct LoopVariables {
 bool checkLoop(clang::ASTContext &Ctx, const PartitionPragma &Pragma,
                const clang::FunctionDecl &Fn, const clang::ForStmt &For,
                CanonicalLoop &Loop, LoopVariables &Vars);
+
+/// Whether each iteration of a loop writes every element of one section of
+/// its out clause.
+struct OutCover {
+  /// Proven: a plain assignment to the array runs on every iteration, and
+  /// the indices it writes there, over the ranges of the `for` loops around
+  /// it, are exactly the iteration's section.
+  bool Whole = false;
+  /// Otherwise why fpm cannot prove it, for a remark: "the assignment to
+  /// 'y[i]' is conditional".
+  std::string Why;
+};
+
+/// For each section of Pragma's out clause, in order, whether every
+/// iteration of For provably writes all of it (a section of one dimension
+/// only; one of several is never Whole). For is a loop checkLoop accepted,
+/// in Fn, or its copy in Fn, the one instantiation of the function template
+/// whose pattern holds that loop; Var is its loop variable. Reports nothing.
+llvm::SmallVector<OutCover, 2> checkOutCover(clang::ASTContext &Ctx,
+                                             const PartitionPragma &Pragma,
+                                             const clang::FunctionDecl &Fn,
+                                             const clang::ForStmt &For,
+                                             const clang::VarDecl &Var);
 
 } // namespace fpm
 
