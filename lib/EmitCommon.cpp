@@ -266,6 +266,10 @@ void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
       break;
     case KernelParam::Kind::Array:
       OS << "fpm_data" << S << "[" << P.Section << "];\n";
+      if (P.CopyIn)
+        OS << "  " << Args << "[" << I
+           << "].kind = FPM_ARG_INOUT; /* an out section that may be written "
+              "in part: copied in too */\n";
       break;
     case KernelParam::Kind::Extent:
       Scalar(P.Name + S);

@@ -67,6 +67,11 @@ struct KernelParam {
   /// before the loop into a variable named HostExpr, and where it is written.
   std::string Init;
   clang::SourceLocation InitLoc;
+  /// Array of an out section that the body may write only in part: the
+  /// kernel gets it as FPM_ARG_INOUT, copied to the device too, so that the
+  /// elements an iteration leaves unwritten come back unchanged (decided by
+  /// Offload, not by the emitter).
+  bool CopyIn = false;
 };
 
 /// A kernel to run the loop on OpenCL devices: its source, its name, its

@@ -20,14 +20,21 @@ namespace {
 
 using Level = DiagnosticsEngine::Level;
 
-/// The loop the kernel is generated from: in a function template, its one
-/// instantiation's copy (the template's own has dependent types). Null, with
-/// Why set, when there is not exactly one.
-std::pair<const ForStmt *, const VarDecl *> concreteLoop(const LoopModel &L,
-                                                         std::string &Why) {
+/// The loop the kernel is generated from, its variable and its function: in
+/// a function template, its one instantiation's copy (the template's own has
+/// dependent types).
+struct ConcreteLoop {
+  const ForStmt *For = nullptr;
+  const VarDecl *Var = nullptr;
+  const FunctionDecl *Fn = nullptr;
+};
+
+/// L's concrete loop; For null, with Why set, when a template has not
+/// exactly one instantiation.
+ConcreteLoop concreteLoop(const LoopModel &L, std::string &Why) {
   const FunctionTemplateDecl *Template = L.Fn->getDescribedFunctionTemplate();
   if (!Template && !L.Fn->isDependentContext())
-    return {L.Loop.For, L.Loop.Var};
+    return {L.Loop.For, L.Loop.Var, L.Fn};
   llvm::SmallVector<const FunctionDecl *, 2> Instances;
   if (Template)
     for (const FunctionDecl *FD : Template->specializations())
@@ -36,7 +43,7 @@ std::pair<const ForStmt *, const VarDecl *> concreteLoop(const LoopModel &L,
   if (Instances.size() != 1) {
     Why = "it is in a template with " + std::to_string(Instances.size()) +
           " instantiations; fpm offloads a template's loop when it has one";
-    return {nullptr, nullptr};
+    return {};
   }
   // The instantiation's statements keep the template's locations.
   SourceLocation ForLoc = L.Loop.For->getForLoc();
@@ -57,13 +64,43 @@ std::pair<const ForStmt *, const VarDecl *> concreteLoop(const LoopModel &L,
                 dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts()))
           Var = dyn_cast<VarDecl>(DRE->getDecl());
       if (Var)
-        return {For, Var};
+        return {For, Var, Instances[0]};
       break;
     }
     llvm::append_range(Work, S->children());
   }
   Why = "fpm cannot find the loop in the template's instantiation";
-  return {nullptr, nullptr};
+  return {};
+}
+
+/// A device copies an `out` section back whole, without copying it in: the
+/// kernel gets each array of an out section of one dimension that the body
+/// may write only in part as INOUT instead (one of several dimensions is
+/// INOUT already, EmitCommon.cpp), with a remark that says why.
+void copyInPartialOuts(ASTContext &Ctx, const LoopModel &L,
+                       const ConcreteLoop &C, GeneratedKernel &Kernel,
+                       bool Remarks) {
+  const PartitionPragma &P = *L.Pragma;
+  llvm::SmallVector<OutCover, 2> Covers =
+      checkOutCover(Ctx, P, *C.Fn, *C.For, *C.Var);
+  for (KernelParam &Param : Kernel.Params) {
+    if (Param.K != KernelParam::Kind::Array || Param.Section < P.In.size() ||
+        Param.Section - P.In.size() >= P.Out.size())
+      continue;
+    size_t Out = Param.Section - P.In.size();
+    const DataSection &Section = P.Out[Out];
+    if (Section.Dims != 1 || Covers[Out].Whole)
+      continue;
+    Param.CopyIn = true;
+    if (Remarks)
+      report(Ctx.getDiagnostics(), Section.Loc, Level::Remark,
+             "'%0' may be written only in part of its section '%1': %2; on "
+             "OpenCL devices it is copied in as well as out (as for "
+             "'inout'), so that the elements an iteration leaves unwritten "
+             "keep their values, at the cost of copying the section to the "
+             "device")
+          << Section.Array << Section.Text << Covers[Out].Why;
+  }
 }
 
 } // namespace
@@ -140,15 +177,15 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
   }
 
   std::string Why;
-  auto [For, Var] = concreteLoop(L, Why);
-  if (!For)
+  ConcreteLoop Concrete = concreteLoop(L, Why);
+  if (!Concrete.For)
     return Refuse(P.KeywordLoc, Why);
   llvm::SmallVector<std::string, 4> Private;
   for (const VarDecl *VD : L.Vars.Private)
     Private.push_back(VD->getName().str());
   KernelRequest Request;
-  Request.For = For;
-  Request.Var = Var;
+  Request.For = Concrete.For;
+  Request.Var = Concrete.Var;
   Request.Arrays = Arrays;
   Request.Private = Private;
   Request.Name = "fpm_kernel_" + std::to_string(L.Index);
@@ -162,6 +199,7 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
            "loop '%0' is offloaded: OpenCL C kernel '%1' generated from its "
            "body")
         << L.Name << Kernel.Name;
+  copyInPartialOuts(Ctx, L, Concrete, Kernel, Remarks);
   L.Kernel = std::move(Kernel);
   return true;
 }

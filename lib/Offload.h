@@ -9,7 +9,10 @@
 // KernelEmitter generates from the body (of a function template's one
 // instantiation). A loop without data clauses, or whose body the emitter
 // refuses, stays on CPU PEs, with a remark that says why when remarks are
-// on (`fpm-rewrite -Rfpm`); with devices(gpu) that is an error.
+// on (`fpm-rewrite -Rfpm`); with devices(gpu) that is an error. A generated
+// kernel takes an array of an `out` section as INOUT (copied to the device
+// too) unless each iteration provably writes all of its section
+// (checkOutCover, LoopChecker.h), and a remark says so.
 //
 //===----------------------------------------------------------------------===//
 
