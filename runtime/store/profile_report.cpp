@@ -7,6 +7,7 @@
 #include "store/profile_report.hpp"
 
 #include "store/profile_store.hpp"
+#include "support/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -339,7 +340,8 @@ ProfileListing listProfiles(const fs::path &dir,
       }
       if (profile.kernel != name->loop || profile.device != name->device) {
         listing.problems.push_back(file + ": holds the profile of loop '" +
-                                   profile.kernel + "' on '" + profile.device +
+                                   excerpt(profile.kernel) + "' on '" +
+                                   excerpt(profile.device) +
                                    "', not the one its name says");
         continue;
       }

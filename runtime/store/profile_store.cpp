@@ -6,6 +6,7 @@
 
 #include "store/profile_store.hpp"
 #include "support/hash.hpp"
+#include "support/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -205,10 +206,10 @@ ProfilePoint pointOf(std::int64_t size, const Moments &moments) {
 std::string mismatch(const Profile &profile, std::string_view loop,
                      std::string_view device) {
   if (profile.kernel != loop)
-    return "its kernel is '" + profile.kernel + "', not '" + std::string(loop) +
-           "'";
+    return "its kernel is '" + excerpt(profile.kernel) + "', not '" +
+           std::string(loop) + "'";
   if (profile.device != device)
-    return "its device is '" + profile.device + "', not '" +
+    return "its device is '" + excerpt(profile.device) + "', not '" +
            std::string(device) + "'";
   return {};
 }

@@ -584,3 +584,21 @@ TEST(ProfileStoreConcurrency, ThreadsMergingAtOnceLoseNothing) {
     EXPECT_EQ(own->reps, Merges);
   }
 }
+
+TEST(ProfileStoreLoad, ADeeplyNestedFileIsReportedNotACrash) {
+  TempDir dir;
+  ProfileStore store(dir.path());
+  constexpr std::size_t Depth = 200000;
+  writeFileAtomically(profilePath(dir.path(), "deep", "cpu"),
+                      R"({"format":"fpm-profile/1","kernel":"deep",)"
+                      R"("device":"cpu","points":[{"size":1,"time":)" +
+                          std::string(Depth, '[') + std::string(Depth, ']') +
+                          "}]}");
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.load("deep", "cpu").has_value());
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("nested more than 64 deep; ignoring it"),
+            std::string::npos)
+      << err;
+  EXPECT_LT(err.size(), 300u);
+}

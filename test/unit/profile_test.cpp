@@ -155,3 +155,71 @@ TEST(Profile, WriteReplacesAtomicallyAndRefusesInvalidProfiles) {
                             parseProfile(ValidProfile, "x.json")),
                ProfileError);
 }
+
+TEST(Profile, DeepNestingIsAnErrorNotACrash) {
+  // 200,000 levels overflowed the stack of nlohmann's dump(), called to
+  // echo the bad value.
+  constexpr std::size_t Depth = 200000;
+  const std::string nested = std::string(Depth, '[') + std::string(Depth, ']');
+  for (const char *field : {"size", "time"}) {
+    std::string json = R"({"format":"fpm-profile/1","kernel":"k",)"
+                       R"("device":"d","points":[{"size":1,"time":1,")" +
+                       std::string(field) + "\":" + nested + "}]}";
+    // The duplicate key is the nested one: nlohmann keeps the last.
+    std::string message = errorOf(json);
+    EXPECT_EQ(message, "bad.json: invalid JSON: arrays and objects nested "
+                       "more than 64 deep")
+        << field;
+  }
+  // Deep inside an unknown field, too.
+  EXPECT_NE(errorOf(std::string(R"({"extra":)") + nested + "}")
+                .find("nested more than 64 deep"),
+            std::string::npos);
+  // 64 levels are allowed (a valid profile needs 3).
+  std::string fine = std::string(R"({"format":"fpm-profile/1","kernel":"k",)"
+                                 R"("device":"d","extra":)") +
+                     std::string(63, '[') + std::string(63, ']') +
+                     R"(,"points":[{"size":1,"time":1}]})";
+  EXPECT_EQ(errorOf(fine), "");
+}
+
+TEST(Profile, ErrorsEchoOnlyTheStartOfABadValue) {
+  // A megabyte-long value made a megabyte-long error line.
+  const std::string big(1 << 20, '7');
+  struct Case {
+    std::string json, start;
+  } cases[] = {
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+       R"("points":[{"size":")" +
+           big + R"(","time":1}]})",
+       "bad.json: points[0].size must be an integer, got \"7777"},
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+       R"("points":[{"size":1,"time":[)" +
+           [] {
+             std::string items;
+             for (int i = 0; i < 100000; ++i)
+               items += "1,";
+             return items;
+           }() +
+           "1]}]}",
+       "bad.json: points[0].time must be a number, got [1,1,1,"},
+      // nlohmann's own message quotes the token it stopped at.
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+       R"("points":[{"size":1,"time":)" +
+           std::string(100000, '1') + "}]}",
+       "bad.json: invalid JSON: number overflow parsing '1111"},
+      {R"({"format":")" + big +
+           R"(","kernel":"k","device":"d","points":[{"size":1,"time":1}]})",
+       "bad.json: unsupported format '7777"},
+  };
+  for (const Case &c : cases) {
+    std::string message = errorOf(c.json);
+    EXPECT_EQ(message.rfind(c.start, 0), 0u) << message.substr(0, 200);
+    EXPECT_LT(message.size(), 160u) << message.substr(0, 200);
+    EXPECT_NE(message.find("..."), std::string::npos) << message;
+  }
+  // A short value is echoed whole.
+  EXPECT_EQ(errorOf(R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+                    R"("points":[{"size":1.5,"time":1}]})"),
+            "bad.json: points[0].size must be an integer, got 1.5");
+}
