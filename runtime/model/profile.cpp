@@ -10,10 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 
 namespace fpm {
@@ -184,14 +181,13 @@ Profile parseProfile(std::string_view text, const std::string &origin) {
 }
 
 Profile readProfile(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail(path.string(), std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    fail(path.string(), "read error");
-  return parseProfile(text.str(), path.string());
+  std::string text;
+  try {
+    text = readRegularFile(path, MaxProfileBytes);
+  } catch (const std::runtime_error &error) {
+    throw ProfileError(error.what()); // already "FILE: problem"
+  }
+  return parseProfile(text, path.string());
 }
 
 std::string formatProfile(const Profile &profile) {

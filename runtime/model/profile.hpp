@@ -61,7 +61,13 @@ std::string validate(const Profile &profile);
 /// Parses a profile from JSON text; `origin` names the source in errors.
 Profile parseProfile(std::string_view json, const std::string &origin);
 
-/// Reads and validates one profile file. Throws ProfileError.
+/// The largest profile file a reader reads: about 200,000 points, far more
+/// than any run measures.
+inline constexpr std::uintmax_t MaxProfileBytes = std::uintmax_t{16} << 20;
+
+/// Reads and validates one profile file. Only a regular file (or a link to
+/// one) of at most MaxProfileBytes is read: a FIFO, a device or a directory
+/// of the name is an error naming it, never a hang. Throws ProfileError.
 Profile readProfile(const std::filesystem::path &path);
 
 /// Serialises a profile to JSON text (pretty, one point per line).

@@ -23,6 +23,44 @@ namespace {
                            std::strerror(error));
 }
 
+/// What a file that is not a regular one is, for messages.
+std::string kindOf(mode_t mode) {
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a file";
+}
+
+/// Throws unless `mode` is a regular file's.
+void requireRegular(const std::filesystem::path &path, mode_t mode) {
+  if (S_ISDIR(mode))
+    throw std::runtime_error(path.string() + ": is a directory");
+  if (!S_ISREG(mode))
+    throw std::runtime_error(path.string() + ": not a regular file (" +
+                             kindOf(mode) + ")");
+}
+
+/// Closes a descriptor at scope exit.
+class Descriptor {
+public:
+  explicit Descriptor(int fd) : fd_(fd) {}
+  ~Descriptor() {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+  Descriptor(const Descriptor &) = delete;
+  Descriptor &operator=(const Descriptor &) = delete;
+  int get() const { return fd_; }
+
+private:
+  int fd_;
+};
+
 } // namespace
 
 void writeFileAtomically(const std::filesystem::path &path,
@@ -89,6 +127,45 @@ std::string readFile(const std::filesystem::path &path) {
   if (error != 0)
     fail(path, "cannot read", error);
   return bytes;
+}
+
+std::string readRegularFile(const std::filesystem::path &path,
+                            std::uintmax_t maxBytes) {
+  // Opening a device can do something (a tape rewinds); look first.
+  struct stat status{};
+  if (::stat(path.c_str(), &status) != 0)
+    fail(path, "cannot open", errno);
+  requireRegular(path, status.st_mode);
+  // Without blocking, in case a FIFO took the file's place since: opening
+  // one for reading would wait for a writer.
+  Descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0)
+    fail(path, "cannot open", errno);
+  if (::fstat(fd.get(), &status) != 0)
+    fail(path, "cannot read", errno);
+  requireRegular(path, status.st_mode);
+  auto tooLarge = [&] {
+    throw std::runtime_error(path.string() + ": larger than " +
+                             std::to_string(maxBytes) + " bytes");
+  };
+  if (static_cast<std::uintmax_t>(status.st_size) > maxBytes)
+    tooLarge();
+
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      fail(path, "cannot read", errno);
+    if (got == 0)
+      return bytes;
+    // It may have grown since fstat.
+    if (bytes.size() + static_cast<std::size_t>(got) > maxBytes)
+      tooLarge();
+    bytes.append(buffer, static_cast<std::size_t>(got));
+  }
 }
 
 } // namespace fpm

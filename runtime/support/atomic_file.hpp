@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -30,5 +31,16 @@ void writeFileAtomically(const std::filesystem::path &path,
 /// The whole content of `path`. Throws
 /// std::runtime_error("PATH: cannot ...: <strerror>").
 std::string readFile(const std::filesystem::path &path);
+
+/// The whole content of `path`, which must be a regular file (a symbolic
+/// link to one is followed) of at most `maxBytes`: for files a program
+/// reads because of their name, such as profiles. A FIFO, a device or a
+/// directory in its place is an error, never a hang: the file is looked at
+/// before it is opened, opened without blocking and looked at again.
+/// Throws std::runtime_error("PATH: is a directory"), ("PATH: not a regular
+/// file (a FIFO)"), ("PATH: larger than N bytes") or ("PATH: cannot ...:
+/// <strerror>").
+std::string readRegularFile(const std::filesystem::path &path,
+                            std::uintmax_t maxBytes);
 
 } // namespace fpm

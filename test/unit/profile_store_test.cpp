@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <string>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -601,4 +602,27 @@ TEST(ProfileStoreLoad, ADeeplyNestedFileIsReportedNotACrash) {
             std::string::npos)
       << err;
   EXPECT_LT(err.size(), 300u);
+}
+
+TEST(ProfileStore, AFifoNamedLikeAProfileIsReportedNotWaitedOn) {
+  // The runtime hung at exit (CPU loops) or at the first call (OpenCL)
+  // opening a FIFO of a profile's name for reading.
+  TempDir dir;
+  ProfileStore store(dir.path());
+  const fs::path file = profilePath(dir.path(), "fifo", "cpu");
+  ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.load("fifo", "cpu").has_value());
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err, "fpm: " + file.string() +
+                     ": not a regular file (a FIFO); ignoring it\n");
+  // A merge reports it, keeps it aside and writes the measurements.
+  testing::internal::CaptureStderr();
+  const std::array fresh{point(4, 1.0)};
+  store.merge("fifo", "cpu", "", fresh);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("not a regular file (a FIFO); replacing it"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(readProfile(file).points.size(), 1u);
 }

@@ -7,6 +7,7 @@
 #include "support/scoped.hpp"
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace fpm;
@@ -222,4 +223,52 @@ TEST(Profile, ErrorsEchoOnlyTheStartOfABadValue) {
   EXPECT_EQ(errorOf(R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
                     R"("points":[{"size":1.5,"time":1}]})"),
             "bad.json: points[0].size must be an integer, got 1.5");
+}
+
+namespace {
+
+/// The message readProfile throws for `path`, or "" when it reads.
+std::string readErrorOf(const std::filesystem::path &path) {
+  try {
+    readProfile(path);
+  } catch (const ProfileError &error) {
+    return error.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST(Profile, OnlyRegularFilesAreRead) {
+  // A FIFO named like a profile hung its reader (waiting for a writer), and
+  // /dev/zero never ends.
+  TempDir dir;
+  const std::filesystem::path fifo = dir.path() / "fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(readErrorOf(fifo), fifo.string() + ": not a regular file (a FIFO)");
+  EXPECT_EQ(readErrorOf("/dev/zero"),
+            "/dev/zero: not a regular file (a character device)");
+  // A folder read as empty JSON ("unexpected end of input").
+  EXPECT_EQ(readErrorOf(dir.path()), dir.path().string() + ": is a directory");
+
+  // A link to a profile is followed; one to a FIFO is not read.
+  const std::filesystem::path file = dir.path() / "p.json";
+  writeProfile(file, parseProfile(ValidProfile, "x.json"));
+  std::filesystem::create_symlink(file, dir.path() / "link.json");
+  EXPECT_EQ(readProfile(dir.path() / "link.json").points.size(), 3u);
+  std::filesystem::create_symlink(fifo, dir.path() / "fifo-link.json");
+  EXPECT_EQ(readErrorOf(dir.path() / "fifo-link.json"),
+            (dir.path() / "fifo-link.json").string() +
+                ": not a regular file (a FIFO)");
+}
+
+TEST(Profile, AFileLargerThanAProfileIsNotRead) {
+  TempDir dir;
+  const std::filesystem::path file = dir.path() / "big.json";
+  {
+    std::ofstream out(file);
+    out << std::string(MaxProfileBytes + 1, ' ');
+  }
+  EXPECT_EQ(readErrorOf(file), file.string() + ": larger than " +
+                                   std::to_string(MaxProfileBytes) + " bytes");
 }

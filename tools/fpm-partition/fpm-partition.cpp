@@ -398,11 +398,6 @@ Result runStatic(const CommandLine &line, const fpm::Partitioner &partitioner,
   Result result;
   std::vector<fpm::Profile> profiles;
   for (const std::string &path : line.positional) {
-    // A folder opens as a file on Linux and reads as empty JSON: say what
-    // it is instead.
-    std::error_code ignored;
-    if (std::filesystem::is_directory(path, ignored))
-      throw fpm::ProfileError(path + ": is a directory, not a profile");
     profiles.push_back(fpm::readProfile(path));
     if (profiles.back().kernel != profiles.front().kernel &&
         result.warnings.empty())
