@@ -10,9 +10,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace fpm {
 namespace {
@@ -56,12 +58,91 @@ public:
   Descriptor(const Descriptor &) = delete;
   Descriptor &operator=(const Descriptor &) = delete;
   int get() const { return fd_; }
+  /// Gives the descriptor up, to close it and see the error.
+  int release() { return std::exchange(fd_, -1); }
 
 private:
   int fd_;
 };
 
+/// Writes all of `bytes` to `fd`; 0, or the errno of the failure.
+int writeAll(int fd, std::string_view bytes) {
+  const char *data = bytes.data();
+  std::size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t written = ::write(fd, data, left);
+    if (written < 0 && errno == EINTR)
+      continue;
+    if (written < 0)
+      return errno;
+    if (written == 0)
+      return EIO;
+    data += written;
+    left -= static_cast<std::size_t>(written);
+  }
+  return 0;
+}
+
+/// Opens `path` as it is and writes `bytes` over what it holds.
+void writeInPlace(const std::filesystem::path &path, std::string_view bytes) {
+  Descriptor fd(
+      ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0)
+    fail(path, "cannot open", errno);
+  if (int error = writeAll(fd.get(), bytes); error != 0)
+    fail(path, "cannot write", error);
+  if (::close(fd.release()) != 0)
+    fail(path, "cannot write", errno);
+}
+
+/// Where the chain of symbolic links from `path` ends (the path of a file
+/// that may not exist yet), or nullopt when it passes through /proc, whose
+/// links stand for open files rather than name them (/dev/stdout is
+/// /proc/self/fd/1).
+std::optional<std::filesystem::path>
+linkTarget(const std::filesystem::path &path) {
+  std::filesystem::path at = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    if (at.lexically_normal().string().starts_with("/proc/"))
+      return std::nullopt;
+    struct stat status{};
+    if (::lstat(at.c_str(), &status) != 0 || !S_ISLNK(status.st_mode))
+      return at;
+    std::error_code error;
+    std::filesystem::path next = std::filesystem::read_symlink(at, error);
+    if (error)
+      fail(path, "cannot follow the link", error.value());
+    at = next.is_absolute() ? next : at.parent_path() / next;
+  }
+  fail(path, "cannot follow the link", ELOOP);
+}
+
 } // namespace
+
+void writeUserFile(const std::filesystem::path &path, std::string_view bytes) {
+  struct stat status{};
+  if (::stat(path.c_str(), &status) == 0) {
+    if (S_ISDIR(status.st_mode))
+      throw std::runtime_error(path.string() + ": is a directory");
+    // A device or a FIFO is the user's to write to, not ours to replace
+    // (as root, a rename would put a regular file in place of /dev/null).
+    if (!S_ISREG(status.st_mode))
+      return writeInPlace(path, bytes);
+  }
+  std::optional<std::filesystem::path> target = linkTarget(path);
+  if (!target)
+    return writeInPlace(path, bytes);
+  try {
+    writeFileAtomically(*target, bytes);
+  } catch (const std::runtime_error &error) {
+    // Name the file as the user did, and where the link led.
+    std::string message = error.what();
+    if (*target != path && message.starts_with(target->string() + ": "))
+      message = path.string() + " (a link to " + target->string() + ")" +
+                message.substr(target->string().size());
+    throw std::runtime_error(message);
+  }
+}
 
 void writeFileAtomically(const std::filesystem::path &path,
                          std::string_view bytes) {

@@ -28,6 +28,17 @@ namespace fpm {
 void writeFileAtomically(const std::filesystem::path &path,
                          std::string_view bytes);
 
+/// Writes `bytes` to `path`, a file the user named (a trace, a figure), as
+/// a shell's `>` would treat it, but never leaving half a file: a path that
+/// is not a regular file (/dev/null, /dev/stdout, a FIFO) is opened and
+/// written in place, never replaced; a symbolic link is followed and its
+/// target written, atomically as writeFileAtomically does when the target
+/// is a regular file or does not exist yet, the link kept; a regular file
+/// is replaced atomically. Throws std::runtime_error("PATH: is a
+/// directory") or ("PATH: cannot ...: <strerror>"), such as /dev/full's
+/// "PATH: cannot write: No space left on device".
+void writeUserFile(const std::filesystem::path &path, std::string_view bytes);
+
 /// The whole content of `path`. Throws
 /// std::runtime_error("PATH: cannot ...: <strerror>").
 std::string readFile(const std::filesystem::path &path);

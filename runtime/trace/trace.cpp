@@ -257,11 +257,11 @@ void writeTrace(Recorder &r) {
     return;
   std::string reason;
   try {
-    writeFileAtomically(file, render(snapshot(r)));
+    writeUserFile(file, render(snapshot(r)));
     return;
   } catch (const std::exception &error) {
     reason = error.what();
-    // writeFileAtomically's messages start with the path; ours already
+    // writeUserFile's messages start with the path; ours already
     // names it.
     if (std::string prefix = file.string() + ": "; reason.starts_with(prefix))
       reason.erase(0, prefix.size());

@@ -9,8 +9,10 @@
 //    ("ph": "X") event per executed chunk, with the loop's name, the PE's
 //    lane as the thread, and begin, end and device in args; transfers as
 //    their own events; lanes named by "thread_name" metadata. The file is
-//    written once, at exit (or by flush()), atomically, and opens in
-//    Perfetto and chrome://tracing;
+//    written once, at exit (or by flush()), atomically (a device or FIFO
+//    such as /dev/null is written in place, a link's target is written;
+//    support/atomic_file.hpp's writeUserFile), and opens in Perfetto and
+//    chrome://tracing;
 //  - per-loop busy-time statistics, printed at exit under FPM_VERBOSE:
 //    each PE's busy time and utilisation U_i = T_pi / T_comp (thesis 000,
 //    eq. 5.3: T_comp the loop's wall time over all its calls) and the
