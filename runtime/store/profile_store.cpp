@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -181,22 +182,40 @@ Moments momentsOf(const ProfilePoint &point) {
 Moments pool(const Moments &a, const Moments &b) {
   Moments pooled;
   pooled.count = a.count + b.count;
-  pooled.mean = (a.count * a.mean + b.count * b.mean) / pooled.count;
+  // a.count * a.mean overflows for means near the largest double; a step
+  // from one mean towards the other by a weight in [0, 1] cannot, and stays
+  // between them (so finite and > 0, as a profile's time must be).
+  pooled.mean =
+      std::clamp(a.mean + (b.mean - a.mean) * (b.count / pooled.count),
+                 std::min(a.mean, b.mean), std::max(a.mean, b.mean));
   double gap = a.mean - b.mean;
   pooled.squares =
       a.squares + b.squares + gap * gap * a.count * b.count / pooled.count;
   return pooled;
 }
 
+/// What a writer writes for a statistic too large for a double: the
+/// largest one, since the reader refuses what is not finite (JSON has no
+/// infinity; nlohmann writes null).
+double finite(double value) {
+  return std::isfinite(value) ? value : std::numeric_limits<double>::max();
+}
+
 ProfilePoint pointOf(std::int64_t size, const Moments &moments) {
   ProfilePoint point;
   point.size = size;
   point.time = moments.mean;
-  auto reps = static_cast<std::int64_t>(std::llround(moments.count));
+  // Reps saturate at the largest int64 (2^63 is the first double past it):
+  // merging into 2^63 - 1 wrapped to -2^63, which the reader refuses.
+  constexpr double Past = 9223372036854775808.0;
+  const std::int64_t reps =
+      moments.count < Past
+          ? static_cast<std::int64_t>(std::llround(moments.count))
+          : std::numeric_limits<std::int64_t>::max();
   point.reps = reps;
   if (reps >= 2) {
     double s = std::sqrt(moments.squares / (moments.count - 1));
-    point.ci = studentT975(reps - 1) * s / std::sqrt(moments.count);
+    point.ci = finite(studentT975(reps - 1) * s / std::sqrt(moments.count));
   }
   return point;
 }
