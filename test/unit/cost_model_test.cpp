@@ -95,5 +95,34 @@ TEST(Partition, ExactSolversRefuseMoreGranulesThanTheyTake) {
     Distribution d = partition(exact, model, {n, 2, 100});
     EXPECT_EQ(checkDistribution(d, {n, 2, 100}, 2), "") << name;
   }
-  EXPECT_EQ(findPartitioner("wdah")->maxUnits, 0);
+}
+
+TEST(Partition, WdahsWorkIsBoundedAsTheExactSolversIs) {
+  // B = 10^7 ran for minutes and N = 10^11 made 25 million packages: both
+  // are refused, as the exact solvers refuse more granules than they take.
+  CostModel model({makeProfile("a", {{1, 1.0}}), makeProfile("b", {{1, 2.0}})});
+  for (const char *name : {"wdah", "wdah-heuristic"}) {
+    const Partitioner &wdah = *findPartitioner(name);
+    EXPECT_FALSE(wdah.exact) << name;
+    ASSERT_EQ(wdah.maxUnits, std::int64_t{1} << 20) << name;
+    const std::int64_t n = wdah.maxUnits + 1;
+    try {
+      partition(wdah, model, {n, 1, 100});
+      ADD_FAILURE() << name << " took " << n << " granules";
+    } catch (const std::invalid_argument &error) {
+      EXPECT_EQ(std::string(error.what()),
+                std::string(name) + " takes at most 1048576 granules; N/G = " +
+                    std::to_string(n) +
+                    " is more: choose a larger granularity G");
+    }
+    Distribution d = partition(wdah, model, {n, 2, 100});
+    EXPECT_EQ(checkDistribution(d, {n, 2, 100}, 2), "") << name;
+  }
+  const Partitioner &wdah = *findPartitioner("wdah");
+  EXPECT_THROW(partition(wdah, model, {16, 1, MaxBacktrack + 1}),
+               std::invalid_argument);
+  Distribution d = partition(wdah, model, {16, 1, MaxBacktrack});
+  EXPECT_EQ(checkDistribution(d, {16, 1, MaxBacktrack}, 2), "");
+  for (const char *name : {"optimal", "hpopta"})
+    EXPECT_TRUE(findPartitioner(name)->exact) << name;
 }

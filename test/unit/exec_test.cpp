@@ -13,10 +13,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "exec/exec.hpp"
 #include "exec/schedule_string.hpp"
 #include "fpm/fpm.h"
 #include "fpm/fpm.hpp"
 #include "model/profile.hpp"
+#include "partition/partition.hpp"
 #include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
 
@@ -340,6 +342,18 @@ TEST(ApiCxxTest, ChunkOverloadAndBadScheduleThrows) {
   }
 }
 
+TEST(ApiTest, StaticGranulesKeepEveryPartitionerWithinItsCap) {
+  // The exact solvers get 1024 granules, the others 2^20, WDAH's cap.
+  constexpr std::int64_t Trips = std::int64_t{1} << 30;
+  for (const fpm::Partitioner &partitioner : fpm::partitioners()) {
+    const std::int64_t granule = fpm::staticGranule(partitioner, Trips, 1);
+    EXPECT_EQ(granule, partitioner.exact ? Trips / 1024 : Trips >> 20)
+        << partitioner.name;
+    if (partitioner.maxUnits > 0)
+      EXPECT_LE(Trips / granule, partitioner.maxUnits) << partitioner.name;
+  }
+}
+
 TEST(ApiTest, BadScheduleStringsAreRefusedBeforeAnythingRuns) {
   const char *const bad[] = {"gss,",
                              "css",
@@ -354,6 +368,8 @@ TEST(ApiTest, BadScheduleStringsAreRefusedBeforeAnythingRuns) {
                              "GSS",
                              "wdah, -1",
                              "wdah, 0",
+                             "wdah, 100001",
+                             "wdah, 1000000000",
                              "equal, 3",
                              "gss(80",
                              "gss 80",
@@ -387,6 +403,7 @@ TEST(ApiTest, ScheduleStringsParseToWhatTheySay) {
   EXPECT_EQ(fpm::parseLoopSchedule("css, 4").chunk, 4);
   EXPECT_EQ(fpm::parseLoopSchedule("css(4)").text, "css(4)");
   EXPECT_EQ(fpm::parseLoopSchedule("wdah, 7").backtrack, 7);
+  EXPECT_EQ(fpm::parseLoopSchedule("wdah, 100000").backtrack, 100000);
   EXPECT_EQ(fpm::parseLoopSchedule("wdah_heuristic").partitioner->name,
             "wdah-heuristic");
   EXPECT_TRUE(fpm::parseLoopSchedule("").automatic);
