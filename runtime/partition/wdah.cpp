@@ -359,7 +359,11 @@ private:
       // The thesis cuts when the cost with the new node exceeds the best; a
       // branch that already equals it cannot end better (costs only grow),
       // so it is cut too, keeping the budget for branches that may improve.
-      if (std::max(cost_, times_[frame.pe] + package.time) >= bestCost_)
+      // Until there is a best, nothing is cut: where times add up past the
+      // largest double, a cost of +inf must not cut against the initial
+      // +inf, or no solution is ever found.
+      if (found() &&
+          std::max(cost_, times_[frame.pe] + package.time) >= bestCost_)
         continue;
       insertNode(frame, package);
       if (package.size < remaining_) {
@@ -377,6 +381,9 @@ private:
     }
     return false;
   }
+
+  /// Whether a solution was recorded (every solution has a node).
+  bool found() const { return !best_.assignments.empty(); }
 
   void insertNode(Frame &frame, const WorkloadPackage &package) {
     frame.savedTime = times_[frame.pe];
@@ -400,7 +407,7 @@ private:
     RemainderPlace place{cost_, 0};
     if (!remainderTimes_.empty())
       place = placeRemainder(times_, cost_, remainderTimes_);
-    if (place.makespan >= bestCost_)
+    if (found() && place.makespan >= bestCost_)
       return;
     bestCost_ = place.makespan;
     best_.remainderPe = place.pe;
