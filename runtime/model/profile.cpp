@@ -118,6 +118,14 @@ std::string validate(const Profile &profile) {
       out << where << ".time must be finite and > 0, got " << point.time;
       return out.str();
     }
+    // Speed is size / time; every model and partitioner works in speeds,
+    // and an infinite one is NaN as soon as it is interpolated.
+    if (!std::isfinite(point.speed())) {
+      std::ostringstream out;
+      out << where << ".time " << point.time << " is too small: size "
+          << point.size << " / time is not a finite speed";
+      return out.str();
+    }
   }
   return {};
 }

@@ -30,7 +30,8 @@ struct ProfilePoint {
   std::optional<std::int64_t> reps; ///< timed repetitions behind the mean
   std::optional<double> ci;         ///< half-width of its confidence interval
 
-  /// Speed in work units per second, S(w) = w / T(w).
+  /// Speed in work units per second, S(w) = w / T(w); finite in a valid
+  /// profile (validate()).
   double speed() const { return static_cast<double>(size) / time; }
 };
 
@@ -55,7 +56,9 @@ public:
 };
 
 /// Checks a profile against the reading rules and returns the first problem,
-/// or an empty string when it is valid.
+/// or an empty string when it is valid. Besides the format's rules, a
+/// point's speed size / time must be finite: a time such as 5e-324 is
+/// refused, naming the point.
 std::string validate(const Profile &profile);
 
 /// Parses a profile from JSON text; `origin` names the source in errors.

@@ -330,6 +330,8 @@ void Samples::add(std::int64_t size, double seconds) {
   std::int64_t bucket = std::max<std::int64_t>(units, 1) * grain_;
   double scaled =
       seconds * static_cast<double>(bucket) / static_cast<double>(size);
+  if (!(scaled > 0) || !std::isfinite(static_cast<double>(bucket) / scaled))
+    return;
 
   Bucket &samples = buckets_[bucket];
   if (samples.seconds.size() < capacity_) {
@@ -375,10 +377,11 @@ Profile mergeProfiles(const Profile &stored,
   for (const ProfilePoint &point : stored.points)
     bySize.emplace(point.size, point);
   for (const ProfilePoint &point : fresh) {
-    if (point.size <= 0 || !std::isfinite(point.time) || point.time <= 0)
+    if (point.size <= 0 || !std::isfinite(point.time) || point.time <= 0 ||
+        !std::isfinite(point.speed()))
       throw std::invalid_argument(
-          "a profile point needs a positive size and a finite time > 0, "
-          "got size " +
+          "a profile point needs a positive size and a finite time > 0 "
+          "(and so a finite speed), got size " +
           std::to_string(point.size) + ", time " + std::to_string(point.time));
     auto [it, inserted] = bySize.emplace(point.size, point);
     if (!inserted)

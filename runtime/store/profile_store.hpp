@@ -65,8 +65,8 @@ public:
   /// the nearest multiple of the grain (at least one grain) and the time
   /// scaled by bucket / size, so that every sample of a bucket estimates
   /// the time of the bucket's size, as a profile point's time must. A
-  /// non-positive size or a time that is not finite and > 0 cannot be in a
-  /// profile and is dropped.
+  /// non-positive size, or a time that is not finite and > 0 or so small
+  /// that the speed is infinite, cannot be in a profile and is dropped.
   void add(std::int64_t size, double seconds);
 
   /// One point per bucket, in increasing size, with a robust mean: samples

@@ -133,13 +133,14 @@ TEST(ProfileStorePath, EncodesEveryNameToItsOwnFile) {
 TEST(ProfileStoreSamples, BucketsSizesToTheGrain) {
   Samples samples(64);
   samples.add(64, 1.0);
-  samples.add(60, 0.6);  // nearest multiple 64: scaled to 0.64
-  samples.add(100, 2.0); // 1.56 grains: 128, scaled to 2.56
-  samples.add(96, 1.5);  // 1.5 grains round up: 128, scaled to 2.0
-  samples.add(10, 0.1);  // below half a grain: still one grain
-  samples.add(0, 1.0);   // no work: dropped
-  samples.add(64, 0.0);  // no time: dropped
-  samples.add(64, NAN);  // dropped
+  samples.add(60, 0.6);    // nearest multiple 64: scaled to 0.64
+  samples.add(100, 2.0);   // 1.56 grains: 128, scaled to 2.56
+  samples.add(96, 1.5);    // 1.5 grains round up: 128, scaled to 2.0
+  samples.add(10, 0.1);    // below half a grain: still one grain
+  samples.add(0, 1.0);     // no work: dropped
+  samples.add(64, 0.0);    // no time: dropped
+  samples.add(64, NAN);    // dropped
+  samples.add(64, 5e-324); // an infinite speed: dropped
 
   std::vector<ProfilePoint> points = samples.summarize();
   ASSERT_EQ(points.size(), 2u);
@@ -259,6 +260,9 @@ TEST(ProfileStoreMerge, PoolsPointsOfEqualSize) {
 
   ProfilePoint invalid[] = {point(8, 0.0)};
   EXPECT_THROW(mergeProfiles(stored, invalid), std::invalid_argument);
+  // A time whose speed is infinite could not be read back.
+  ProfilePoint tiny[] = {point(8, 5e-324)};
+  EXPECT_THROW(mergeProfiles(stored, tiny), std::invalid_argument);
 }
 
 TEST(ProfileStoreMerge, PoolingSummariesEqualsSummarizingAllSamples) {

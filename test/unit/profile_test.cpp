@@ -107,6 +107,25 @@ TEST(Profile, ErrorsNameTheFileAndTheProblem) {
   }
 }
 
+TEST(Profile, ATimeSoSmallThatTheSpeedIsInfiniteIsRefused) {
+  // 5e-324 is finite and > 0, but size / time is +inf: the plot wrote -inf
+  // coordinates and the partitioners computed with NaN.
+  EXPECT_EQ(
+      errorOf(R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+              R"("points":[{"size":1,"time":1},{"size":2,"time":5e-324}]})"),
+      "bad.json: points[1].time 4.94066e-324 is too small: size 2 / "
+      "time is not a finite speed");
+  EXPECT_NE(errorOf(R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+                    R"("points":[{"size":9000000000000000000,"time":1e-300}]})")
+                .find("is not a finite speed"),
+            std::string::npos);
+  // The smallest times with a finite speed are fine.
+  EXPECT_EQ(errorOf(R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+                    R"("points":[{"size":1,"time":1e-308},)"
+                    R"({"size":9000000000000000000,"time":1e-280}]})"),
+            "");
+}
+
 TEST(Profile, UnreadableFileIsNamed) {
   try {
     readProfile("/nonexistent/fpm/profile.json");

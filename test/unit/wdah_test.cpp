@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 using namespace fpm;
@@ -357,5 +358,18 @@ TEST(Wdah, MillionGranulesAreValid) {
        {CostModel(falling), CostModel(rising), CostModel(wide)}) {
     PartitionRequest request{1'000'000, 1, 100};
     EXPECT_EQ(checkDistribution(run("wdah", model, request), request, 8), "");
+  }
+}
+
+TEST(Wdah, NoProfileGivesAnInfiniteSpeed) {
+  // A time of 5e-324 made size / time infinite: priorities of inf / inf
+  // (NaN) were converted to integers. Such a point is refused, named.
+  try {
+    CostModel model({makeProfile("tiny", {{1, 5e-324}, {2, 1.0}})});
+    ADD_FAILURE() << "a profile with an infinite speed was accepted";
+  } catch (const std::invalid_argument &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "profile of device 'tiny': points[0].time 4.94066e-324 is too "
+              "small: size 1 / time is not a finite speed");
   }
 }
