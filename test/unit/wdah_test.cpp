@@ -361,6 +361,16 @@ TEST(Wdah, MillionGranulesAreValid) {
   }
 }
 
+TEST(Wdah, TheLargestSizeStaysInInt64) {
+  // N = 2^63 - 1 is 2^63 in doubles: a priority of all of it, rounded up to
+  // a multiple of G, overflowed (UBSan: signed overflow in capFor).
+  constexpr std::int64_t N = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t G = std::int64_t{1} << 43; // N/G = 2^20 - 1
+  CostModel model({makeProfile("a", {{G, 1.0}, {N, 2.0}})});
+  PartitionRequest request{N, G, 100};
+  EXPECT_EQ(checkDistribution(run("wdah", model, request), request, 1), "");
+}
+
 TEST(Wdah, NoProfileGivesAnInfiniteSpeed) {
   // A time of 5e-324 made size / time infinite: priorities of inf / inf
   // (NaN) were converted to integers. Such a point is refused, named.
