@@ -135,6 +135,13 @@ Axis makeAxis(double largest) {
   Axis axis;
   axis.step = niceStep(largest);
   axis.top = std::ceil(largest / axis.step - 1e-9) * axis.step;
+  // Near the largest double the nice top overflows (a speed of 1.7e308
+  // rounds up to 2e308 = inf, and every coordinate with it): the axis then
+  // ends at the largest value itself, in five steps.
+  if (!std::isfinite(axis.top) || !(axis.step > 0)) {
+    axis.top = largest;
+    axis.step = largest / 5;
+  }
   return axis;
 }
 
@@ -163,11 +170,12 @@ void renderPanel(std::string &out, const LoopProfiles &loop, double offsetY) {
     }
   Axis xAxis = makeAxis(largestSize);
   Axis yAxis = makeAxis(largestSpeed);
+  // The fraction of the axis first: 300 * 1e308 overflows.
   auto toX = [&](double size) {
-    return PlotLeft + (PlotRight - PlotLeft) * size / xAxis.top;
+    return PlotLeft + (PlotRight - PlotLeft) * (size / xAxis.top);
   };
   auto toY = [&](double speed) {
-    return PlotBottom - (PlotBottom - PlotTop) * speed / yAxis.top;
+    return PlotBottom - (PlotBottom - PlotTop) * (speed / yAxis.top);
   };
 
   out += "<g transform=\"translate(0," + formatFixed(offsetY) + ")\">\n";
