@@ -87,9 +87,57 @@ std::string formatFixed(double value) {
   return buffer;
 }
 
+/// The code point of the well-formed UTF-8 sequence at the start of
+/// `text` and its length in bytes, or a length of 0 when none starts there
+/// (a stray byte, an overlong form, a surrogate, past U+10FFFF).
+std::pair<char32_t, std::size_t> decodeUtf8(std::string_view text) {
+  auto byte = [&](std::size_t i) {
+    return static_cast<unsigned char>(text[i]);
+  };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80)
+    return {lead, 1};
+  const std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+  if (lead < 0xC2 || lead > 0xF4 || text.size() < length)
+    return {0, 0};
+  char32_t code = lead & (0x7F >> length);
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80)
+      return {0, 0};
+    code = (code << 6) | (byte(i) & 0x3F);
+  }
+  constexpr char32_t Least[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < Least[length] || code > 0x10FFFF ||
+      (code >= 0xD800 && code <= 0xDFFF))
+    return {0, 0};
+  return {code, length};
+}
+
+/// `text` as XML 1.0 character data or an attribute value: markup escaped,
+/// control characters (which would also break a line) as '?', and what
+/// XML 1.0 does not allow at all (U+FFFE, U+FFFF, invalid UTF-8) as
+/// U+FFFD, so that any name makes a well-formed figure.
 std::string escapeXml(std::string_view text) {
+  constexpr std::string_view Replacement = "\xEF\xBF\xBD"; // U+FFFD
   std::string out;
-  for (char c : printable(text)) {
+  while (!text.empty()) {
+    const auto [code, length] = decodeUtf8(text);
+    if (length == 0 || code == 0xFFFE || code == 0xFFFF) {
+      out += Replacement;
+      text.remove_prefix(std::max<std::size_t>(length, 1));
+      continue;
+    }
+    if (length > 1) {
+      out += text.substr(0, length);
+      text.remove_prefix(length);
+      continue;
+    }
+    const char c = text.front();
+    text.remove_prefix(1);
+    if (code < 0x20 || code == 0x7F) {
+      out += '?';
+      continue;
+    }
     switch (c) {
     case '&':
       out += "&amp;";
