@@ -17,6 +17,7 @@
 #include "exec/devices.hpp"
 #include "exec/exec.hpp"
 #include "profiling/benchmark.hpp"
+#include "support/environment.hpp"
 
 #include <cstdlib>
 #include <exception>
@@ -45,8 +46,7 @@ std::string_view environment(const char *name) {
 }
 
 bool verboseWanted() {
-  const std::string_view value = environment("FPM_VERBOSE");
-  return !value.empty() && value != "0";
+  return fpm::flagFromEnvironment("FPM_VERBOSE").value_or(false);
 }
 
 } // namespace

@@ -28,6 +28,7 @@
 #include "exec/work_pool.hpp"
 #include "partition/partition.hpp"
 #include "store/online_profiles.hpp"
+#include "support/environment.hpp"
 #include "trace/trace.hpp"
 
 #include <omp.h>
@@ -111,8 +112,9 @@ std::vector<InjectedFault> injectedFaults() {
         rest.resize(rest.size() - 5);
       }
       good = !rest.empty() && rest.size() < 9 &&
-             std::all_of(rest.begin(), rest.end(),
-                         [](char c) { return c >= '0' && c <= '9'; });
+             std::all_of(
+                 rest.begin(), rest.end(),
+                 [](char c) { return c >= '0' && c <= '9'; });
       if (good)
         fault.chunk = std::stoi(rest);
       good = good && !(fault.atWait && fault.chunk == 0);
@@ -164,24 +166,6 @@ std::string loopKey(const LoopCall &call) {
 //===----------------------------------------------------------------------===//
 // The PEs of a call.
 //===----------------------------------------------------------------------===//
-
-/// The integer in environment variable `name`, nothing when it is unset or
-/// empty. Throws std::invalid_argument naming the variable when it is not
-/// an integer in [low, high].
-std::optional<long> integerFromEnvironment(const char *name, long low,
-                                           long high) {
-  const char *text = std::getenv(name);
-  if (!text || !*text)
-    return std::nullopt;
-  char *end = nullptr;
-  errno = 0;
-  const long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || errno != 0 || value < low || value > high)
-    throw std::invalid_argument(
-        std::string(name) + " \"" + text + "\": expected an integer from " +
-        std::to_string(low) + " to " + std::to_string(high));
-  return value;
-}
 
 struct DevicePe {
   std::size_t index = 0; ///< in opencl::devices()

@@ -41,8 +41,10 @@ std::int64_t now();
 /// True when FPM_TRACE names a file (read once, at the first call).
 bool enabled();
 
-/// True when FPM_VERBOSE is set and not "0" (read once, at the first call):
-/// CallStats are then merged and printed at exit.
+/// True when FPM_VERBOSE is on (1, yes, true or on, as every call reads it:
+/// support/environment.hpp; read once, at the first call, and off when it
+/// is malformed, which the calls report): CallStats are then merged and
+/// printed at exit.
 bool verbose();
 
 /// Names lane `lane` (a Chrome "tid") once, e.g. "opencl0 (NVIDIA H200)"

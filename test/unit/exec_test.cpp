@@ -832,3 +832,38 @@ TEST_F(OnlineProfileTest, ShortCallsAreSampledAtABoundedRate) {
 }
 
 } // namespace
+
+TEST(ApiTest, VerboseIsAFlagReadOneWay) {
+  // FPM_VERBOSE=no turned verbose on: anything but "0" did.
+  const fpm_loop loop = makeLoop("equal");
+  for (const char *off : {"0", "no", "NO", "false", "False", "off", "OFF"}) {
+    SCOPED_TRACE(off);
+    ScopedEnv env("FPM_VERBOSE", off);
+    Coverage coverage(100);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(fpm_parallel_for(&loop, 100, Coverage::body, &coverage), FPM_OK);
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  }
+  std::int64_t trips = 100;
+  for (const char *on : {"1", "yes", "Yes", "true", "TRUE", "on", "On"}) {
+    SCOPED_TRACE(on);
+    ScopedEnv env("FPM_VERBOSE", on);
+    // A trip count of its own, so that its split is described again.
+    Coverage coverage(++trips);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(fpm_parallel_for(&loop, trips, Coverage::body, &coverage),
+              FPM_OK);
+    EXPECT_NE(testing::internal::GetCapturedStderr(), "");
+  }
+  for (const char *bad : {"2", "maybe", "y", "enabled", "-1"}) {
+    SCOPED_TRACE(bad);
+    ScopedEnv env("FPM_VERBOSE", bad);
+    Coverage coverage(100);
+    EXPECT_EQ(fpm_parallel_for(&loop, 100, Coverage::body, &coverage),
+              FPM_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(coverage.calls.load(), 0);
+    EXPECT_EQ(std::string(fpm_last_error()),
+              "FPM_VERBOSE \"" + std::string(bad) +
+                  "\": expected 1, yes, true or on, or 0, no, false or off");
+  }
+}
