@@ -66,6 +66,9 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
     call.body = body;
     call.context = context;
     call.verbose = verboseWanted();
+    // Read here, for every call, so that a malformed value is an error on
+    // the CPU path too, where nothing steals.
+    call.steal = fpm::flagFromEnvironment("FPM_STEAL");
 
     const std::string_view scheduleOverride = environment("FPM_SCHEDULE");
     const bool overridden = !scheduleOverride.empty();

@@ -1185,8 +1185,8 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
     granule = std::max(granule,
                        staticGranule(*partitioner, call.tripCount, call.grain));
   WorkPool pool(call.tripCount, granule, pes);
-  if (std::optional<long> steal = integerFromEnvironment("FPM_STEAL", 0, 1))
-    pool.setStealing(*steal != 0);
+  if (call.steal)
+    pool.setStealing(*call.steal);
 
   std::vector<std::int64_t> planned(pes.size(), 0);
   if (isStatic) {

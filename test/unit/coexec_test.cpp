@@ -642,6 +642,10 @@ TEST_F(CoexecTest, PipelineDepthFromTheEnvironment) {
   expectVariableChecked("FPM_OPENCL_PIPELINE", {"1", "2", "4"}, "0");
 }
 
+TEST_F(CoexecTest, StealFromTheEnvironment) {
+  expectVariableChecked("FPM_STEAL", {"0", "1", "off", "YES"}, "abc");
+}
+
 TEST_F(CoexecTest, CpuUnitsFromTheEnvironment) {
   expectVariableChecked("FPM_OPENCL_CPU_UNITS", {"1"}, "many");
 }

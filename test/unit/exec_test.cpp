@@ -867,3 +867,22 @@ TEST(ApiTest, VerboseIsAFlagReadOneWay) {
                   "\": expected 1, yes, true or on, or 0, no, false or off");
   }
 }
+
+TEST(ApiTest, StealIsReadOnTheCpuPathToo) {
+  // FPM_STEAL=abc was an error with OpenCL devices and ignored here.
+  const fpm_loop loop = makeLoop("gss");
+  for (const char *good : {"0", "1", "no", "On"}) {
+    SCOPED_TRACE(good);
+    ScopedEnv env("FPM_STEAL", good);
+    Coverage coverage(100);
+    EXPECT_EQ(fpm_parallel_for(&loop, 100, Coverage::body, &coverage), FPM_OK);
+  }
+  ScopedEnv env("FPM_STEAL", "abc");
+  Coverage coverage(100);
+  EXPECT_EQ(fpm_parallel_for(&loop, 100, Coverage::body, &coverage),
+            FPM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(coverage.calls.load(), 0);
+  EXPECT_EQ(std::string(fpm_last_error()),
+            "FPM_STEAL \"abc\": expected 1, yes, true or on, or 0, no, false "
+            "or off");
+}
