@@ -125,6 +125,24 @@ std::vector<InjectedFault> injectedFaults() {
           "pe:k:wait (k >= 0; 0 is the program build), such as opencl0:3");
     faults.push_back(std::move(fault));
   }
+  // A fault for a PE the run does not have injects nothing, and a fault
+  // test would pass without testing anything.
+  const std::vector<opencl::DeviceInfo> &found = opencl::devices();
+  for (const InjectedFault &fault : faults)
+    if (std::none_of(found.begin(), found.end(),
+                     [&](const opencl::DeviceInfo &info) {
+                       return info.id == fault.pe;
+                     })) {
+      std::string known;
+      for (const opencl::DeviceInfo &info : found)
+        known += (known.empty() ? "" : ", ") + info.id;
+      throw std::invalid_argument(
+          std::string("FPM_INJECT_FAULT \"") + text + "\": there is no PE '" +
+          fault.pe + "' to fail in this run (" +
+          (known.empty() ? std::string("no OpenCL device was found")
+                         : "its OpenCL devices: " + known) +
+          ")");
+    }
   return faults;
 }
 

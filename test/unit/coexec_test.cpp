@@ -797,7 +797,8 @@ TEST_F(CoexecFaultTest, KernelNameThatDoesNotExist) {
 }
 
 TEST_F(CoexecFaultTest, BadInjectFaultIsRefused) {
-  for (const char *text : {"opencl0", "opencl0:x", ":3", "opencl0:0:wait"}) {
+  for (const char *text : {"opencl0", "opencl0:x", ":3", "opencl0:0:wait",
+                           "opencl7:1", "opencl0:1,opencl7:2", "cpu:1"}) {
     SCOPED_TRACE(text);
     ScopedEnv env("FPM_INJECT_FAULT", text);
     Increment state(100);
@@ -808,6 +809,23 @@ TEST_F(CoexecFaultTest, BadInjectFaultIsRefused) {
         << fpm_last_error();
     EXPECT_EQ(state.cpu.calls, 0);
   }
+}
+
+TEST_F(CoexecFaultTest, AFaultForAPeNotInTheRunIsRefusedNamingIt) {
+  // opencl7:1 injected nothing, and a fault test passed vacuously.
+  ScopedEnv env("FPM_INJECT_FAULT", "opencl7:1");
+  Increment state(100);
+  EXPECT_EQ(runIncrement("coexec.no-such-pe", "gss", state),
+            FPM_ERROR_INVALID_ARGUMENT);
+  // Every device found is listed, opencl0 (PoCL at least) first.
+  const std::string message = fpm_last_error();
+  EXPECT_EQ(message.rfind("FPM_INJECT_FAULT \"opencl7:1\": there is no PE "
+                          "'opencl7' to fail in this run (its OpenCL devices: "
+                          "opencl0",
+                          0),
+            0u)
+      << message;
+  EXPECT_EQ(state.cpu.calls, 0);
 }
 
 //===----------------------------------------------------------------------===//
