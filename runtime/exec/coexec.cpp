@@ -987,6 +987,44 @@ struct LoopDevices {
   int team = 0;                  ///< the whole team, host threads included
 };
 
+/// Says once per process and id, on stderr, that `selection` names an
+/// OpenCL device there is none of, and which there are: the loop would
+/// otherwise run without it (on the CPU, when it named no other) without a
+/// word.
+void warnAboutMissingDevices(const LoopCall &call,
+                             const std::vector<opencl::DeviceInfo> &found,
+                             bool noneChosen) {
+  const DeviceSelection &selection = call.devices;
+  // FPM_DEVICES is every loop's; a devices clause is this loop's.
+  const std::string source = selection.source.starts_with("FPM_DEVICES")
+                                 ? selection.source
+                                 : loopLabel(call) + ": " + selection.source;
+  static std::mutex mutex;
+  static std::set<std::string, std::less<>> warned;
+  for (const std::string &id : selection.openClIds) {
+    if (std::any_of(
+            found.begin(), found.end(),
+            [&](const opencl::DeviceInfo &info) { return info.id == id; }))
+      continue;
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (!warned.insert(source + "|" + id).second)
+        continue;
+    }
+    std::string known;
+    for (const opencl::DeviceInfo &info : found)
+      known += (known.empty() ? "" : ", ") + info.id + " (" + info.name + ")";
+    const std::string line =
+        "fpm: " + source + ": there is no OpenCL device " + id + " (" +
+        (known.empty() ? std::string("no OpenCL device was found")
+                       : "the OpenCL devices are " + known) +
+        "); " +
+        (noneChosen ? "the loop runs on the CPU" : "the loop runs without it") +
+        "\n";
+    std::fputs(line.c_str(), stderr);
+  }
+}
+
 /// The devices `call` selects that did not fail for loop `key` before,
 /// opened (a CPU device narrowed to the cores the CPU team leaves free),
 /// one host thread each taken from the team. `note` says why there are
@@ -1005,6 +1043,7 @@ LoopDevices openLoopDevices(const LoopCall &call, const std::string &key,
     if (call.devices.selects(found[i].id) &&
         !failedBefore.contains(found[i].id))
       chosen.push_back(i);
+  warnAboutMissingDevices(call, found, chosen.empty());
   if (chosen.empty()) {
     note = found.empty() ? "no OpenCL device found"
                          : "no OpenCL device selected or usable";

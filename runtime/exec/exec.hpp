@@ -56,7 +56,7 @@ struct LoopCall {
   /// The OpenCL side, or null for a CPU-only loop.
   const KernelSpec *kernel = nullptr;
   /// The PEs that may take part (with a kernel).
-  DeviceSelection devices{true, true, {}};
+  DeviceSelection devices{true, true, {}, {}};
   /// When set, only this PE (its profile id, coexecutionPes()) runs the
   /// loop, configured as when all the selected PEs take part: fpm-profile's
   /// benchmarks. A device that fails then throws std::runtime_error once

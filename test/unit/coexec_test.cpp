@@ -594,6 +594,47 @@ TEST_F(CoexecTest, DevicesByIdWithoutTheCpu) {
   }
 }
 
+TEST_F(CoexecTest, DevicesThatDoNotExistAreNamedOnce) {
+  // FPM_DEVICES=opencl1 with no such device ran on the CPU without a word.
+  {
+    ScopedEnv env("FPM_DEVICES", "opencl7");
+    for (int call = 0; call < 2; ++call) {
+      Increment state(4000);
+      testing::internal::CaptureStderr();
+      ASSERT_EQ(runIncrement("coexec.missing-device", "gss", state), FPM_OK)
+          << fpm_last_error();
+      const std::string err = testing::internal::GetCapturedStderr();
+      EXPECT_EQ(state.problem(), "");
+      EXPECT_EQ(state.cpu.iterations, 4000);
+      if (call == 0) {
+        EXPECT_EQ(err.rfind("fpm: FPM_DEVICES \"opencl7\": there is no OpenCL "
+                            "device opencl7 (the OpenCL devices are opencl0 (",
+                            0),
+                  0u)
+            << err;
+        EXPECT_NE(err.find("); the loop runs on the CPU\n"), std::string::npos)
+            << err;
+        EXPECT_EQ(linesWith(err, {"opencl7"}), 1) << err;
+      } else {
+        EXPECT_EQ(err, ""); // once per process
+      }
+    }
+  }
+  // Beside a device that is there, the loop runs on that one.
+  ScopedEnv env("FPM_DEVICES", "opencl0,opencl9");
+  Increment state(4000);
+  testing::internal::CaptureStderr();
+  ASSERT_EQ(runIncrement("coexec.missing-device.beside", "gss", state), FPM_OK)
+      << fpm_last_error();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(state.problem(), "");
+  EXPECT_EQ(state.cpu.iterations, 0);
+  EXPECT_EQ(linesWith(err, {"FPM_DEVICES \"opencl0,opencl9\"", "opencl9",
+                            "the loop runs without it"}),
+            1)
+      << err;
+}
+
 TEST_F(CoexecTest, VerboseDescribesTheSplitOnce) {
   ScopedEnv env("FPM_VERBOSE", "1");
   Increment state(4000);
