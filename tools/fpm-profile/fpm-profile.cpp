@@ -128,7 +128,7 @@ EXAMPLES
   fpm-profile --error 0.02 --points 16 --dir profiles -- ./solver
   fpm-profile --show
   fpm-profile --show matmul.rows
-  fpm-profile --plot profiles.svg --dir examples/profiles
+  fpm-profile --plot profiles.svg --dir profiles
 
 EXIT STATUS
   0 on success; 1 when there are no profiles, no profiles of LOOP, the
