@@ -42,7 +42,7 @@ std::string_view view(const char *text) {
 
 /// A set environment variable, or empty.
 std::string_view environment(const char *name) {
-  return view(std::getenv(name));
+  return view(fpm::textFromEnvironment(name));
 }
 
 bool verboseWanted() {

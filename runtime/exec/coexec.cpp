@@ -92,9 +92,9 @@ class FaultError : public std::runtime_error {
 };
 
 std::vector<InjectedFault> injectedFaults() {
-  const char *text = std::getenv("FPM_INJECT_FAULT");
+  const char *text = textFromEnvironment("FPM_INJECT_FAULT");
   std::vector<InjectedFault> faults;
-  if (!text || !*text)
+  if (!text)
     return faults;
   std::stringstream list(text);
   std::string item;

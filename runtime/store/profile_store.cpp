@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "store/profile_store.hpp"
+#include "support/environment.hpp"
 #include "support/hash.hpp"
 #include "support/text.hpp"
 
@@ -146,11 +147,6 @@ std::string utcNow() {
   return text.data();
 }
 
-const char *nonEmptyEnv(const char *name) {
-  const char *value = std::getenv(name);
-  return value && *value ? value : nullptr;
-}
-
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   std::size_t half = values.size() / 2;
@@ -251,7 +247,7 @@ std::string readAs(const fs::path &file, std::string_view loop,
 } // namespace
 
 fs::path profileDirectory() {
-  if (const char *dir = nonEmptyEnv("FPM_PROFILE_DIR"))
+  if (const char *dir = textFromEnvironment("FPM_PROFILE_DIR"))
     return dir;
   std::string host = hostName();
   // Percent-encoded like every file name here, so that a strange host name
@@ -259,10 +255,10 @@ fs::path profileDirectory() {
   fs::path perHost = fs::path("fpm") / "profiles" /
                      (host.empty() ? "localhost" : percentEncode(host));
   // The XDG spec says relative values are invalid and to be ignored.
-  if (const char *cache = nonEmptyEnv("XDG_CACHE_HOME");
+  if (const char *cache = textFromEnvironment("XDG_CACHE_HOME");
       cache && fs::path(cache).is_absolute())
     return fs::path(cache) / perHost;
-  if (const char *home = nonEmptyEnv("HOME"))
+  if (const char *home = textFromEnvironment("HOME"))
     return fs::path(home) / ".cache" / perHost;
   return {};
 }

@@ -14,10 +14,15 @@
 
 namespace fpm {
 
+const char *textFromEnvironment(const char *name) {
+  const char *text = std::getenv(name);
+  return text && *text ? text : nullptr;
+}
+
 std::optional<long> integerFromEnvironment(const char *name, long low,
                                            long high) {
-  const char *text = std::getenv(name);
-  if (!text || !*text)
+  const char *text = textFromEnvironment(name);
+  if (!text)
     return std::nullopt;
   char *end = nullptr;
   errno = 0;
@@ -30,8 +35,8 @@ std::optional<long> integerFromEnvironment(const char *name, long low,
 }
 
 std::optional<bool> flagFromEnvironment(const char *name) {
-  const char *text = std::getenv(name);
-  if (!text || !*text)
+  const char *text = textFromEnvironment(name);
+  if (!text)
     return std::nullopt;
   std::string lower(text);
   for (char &c : lower)

@@ -16,6 +16,11 @@
 
 namespace fpm {
 
+/// The value of environment variable `name`, or null when it is unset or
+/// empty: an empty value counts as unset everywhere (as the XDG
+/// specification asks of its variables).
+const char *textFromEnvironment(const char *name);
+
 /// The integer in environment variable `name`, nothing when it is unset or
 /// empty. Throws std::invalid_argument naming the variable when it is not
 /// an integer in [low, high].

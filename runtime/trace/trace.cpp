@@ -119,7 +119,7 @@ Recorder &recorder() {
 }
 
 Recorder::Recorder() {
-  if (const char *path = std::getenv("FPM_TRACE"); path && *path) {
+  if (const char *path = textFromEnvironment("FPM_TRACE")) {
     file = path;
     tracing = true;
   }

@@ -21,6 +21,7 @@
 #include "partition/partition.hpp"
 #include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
+#include "support/environment.hpp"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -885,4 +886,23 @@ TEST(ApiTest, StealIsReadOnTheCpuPathToo) {
   EXPECT_EQ(std::string(fpm_last_error()),
             "FPM_STEAL \"abc\": expected 1, yes, true or on, or 0, no, false "
             "or off");
+}
+
+TEST(Environment, EveryReaderTakesEmptyForUnset) {
+  ScopedEnv empty("FPM_TEST_VARIABLE", "");
+  EXPECT_EQ(fpm::textFromEnvironment("FPM_TEST_VARIABLE"), nullptr);
+  EXPECT_EQ(fpm::integerFromEnvironment("FPM_TEST_VARIABLE", 0, 9),
+            std::nullopt);
+  EXPECT_EQ(fpm::flagFromEnvironment("FPM_TEST_VARIABLE"), std::nullopt);
+  {
+    ScopedEnv unset("FPM_TEST_VARIABLE", std::nullopt);
+    EXPECT_EQ(fpm::textFromEnvironment("FPM_TEST_VARIABLE"), nullptr);
+  }
+  ScopedEnv set("FPM_TEST_VARIABLE", "7");
+  EXPECT_STREQ(fpm::textFromEnvironment("FPM_TEST_VARIABLE"), "7");
+  EXPECT_EQ(fpm::integerFromEnvironment("FPM_TEST_VARIABLE", 0, 9), 7);
+  EXPECT_THROW(fpm::integerFromEnvironment("FPM_TEST_VARIABLE", 0, 5),
+               std::invalid_argument);
+  EXPECT_THROW(fpm::flagFromEnvironment("FPM_TEST_VARIABLE"),
+               std::invalid_argument);
 }
