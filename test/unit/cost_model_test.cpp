@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 using namespace fpm;
 using namespace fpm::test;
 
@@ -125,4 +127,31 @@ TEST(Partition, WdahsWorkIsBoundedAsTheExactSolversIs) {
   EXPECT_EQ(checkDistribution(d, {16, 1, MaxBacktrack}, 2), "");
   for (const char *name : {"optimal", "hpopta"})
     EXPECT_TRUE(findPartitioner(name)->exact) << name;
+}
+
+TEST(Partition, EveryPartitionerCopesWithExtremeButValidProfiles) {
+  // Speeds near the largest double and N near 2^63: equal and the rest
+  // overflowed (2 * 9e18) rounding their shares, and cpm's sum of speeds
+  // or N * speed was +inf, leaving 9e18 granules to hand out one at a time
+  // (for hours); N = 2^63 - 1 is 2^63 as a double, which no int64 holds.
+  constexpr std::int64_t Big = 9'000'000'000'000'000'000;
+  const Profile fastest = makeProfile("fastest", {{Big, 5.2e-290}});
+  const Profile slow = makeProfile("slow", {{1, 1e-308}, {2, 1.0}});
+  for (const std::vector<Profile> &profiles :
+       {std::vector{fastest, fastest}, std::vector{slow, fastest},
+        std::vector{slow, slow, slow}})
+    for (std::int64_t n : {Big, std::numeric_limits<std::int64_t>::max()}) {
+      CostModel model(profiles);
+      for (std::int64_t g :
+           {std::int64_t{1}, n / 4, model.defaultGranularity()})
+        for (const Partitioner &p : partitioners()) {
+          PartitionRequest request{n, g, 100};
+          if (p.maxUnits > 0 && request.units() > p.maxUnits)
+            continue;
+          SCOPED_TRACE(std::string(p.name) + " N=" + std::to_string(n) +
+                       " G=" + std::to_string(g));
+          const Distribution d = partition(p, model, request);
+          EXPECT_EQ(checkDistribution(d, request, model.size()), "");
+        }
+    }
 }
