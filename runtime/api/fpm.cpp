@@ -17,6 +17,7 @@
 #include "exec/devices.hpp"
 #include "exec/exec.hpp"
 #include "profiling/benchmark.hpp"
+#include "support/environment.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -43,12 +44,11 @@ std::string_view view(const char *text) {
 
 /// A set environment variable, or empty.
 std::string_view environment(const char *name) {
-  return view(std::getenv(name));
+  return view(fpm::textFromEnvironment(name));
 }
 
 bool verboseWanted() {
-  const std::string_view value = environment("FPM_VERBOSE");
-  return !value.empty() && value != "0";
+  return fpm::flagFromEnvironment("FPM_VERBOSE").value_or(false);
 }
 
 } // namespace
@@ -68,6 +68,9 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
     call.body = body;
     call.context = context;
     call.verbose = verboseWanted();
+    // Read here, for every call, so that a malformed value is an error on
+    // the CPU path too, where nothing steals.
+    call.steal = fpm::flagFromEnvironment("FPM_STEAL");
 
     const std::string_view scheduleOverride = environment("FPM_SCHEDULE");
     const bool overridden = !scheduleOverride.empty();

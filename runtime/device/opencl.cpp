@@ -6,6 +6,7 @@
 
 #include "device/opencl.hpp"
 #include "support/atomic_file.hpp"
+#include "support/environment.hpp"
 #include "support/hash.hpp"
 
 #include <CL/cl_ext.h>
@@ -440,8 +441,8 @@ const std::vector<std::string> &discoveryProblems() {
 std::filesystem::path binaryCacheDirectory() {
   // An empty variable counts as unset, as the XDG specification asks.
   auto variable = [](const char *name) -> std::filesystem::path {
-    const char *value = std::getenv(name);
-    return value && *value ? value : "";
+    const char *value = textFromEnvironment(name);
+    return value ? value : "";
   };
   if (auto folder = variable("FPM_CACHE_DIR"); !folder.empty())
     return folder / "opencl";

@@ -28,6 +28,7 @@
 #include "exec/work_pool.hpp"
 #include "partition/partition.hpp"
 #include "store/online_profiles.hpp"
+#include "support/environment.hpp"
 #include "trace/trace.hpp"
 
 #include <omp.h>
@@ -91,9 +92,9 @@ class FaultError : public std::runtime_error {
 };
 
 std::vector<InjectedFault> injectedFaults() {
-  const char *text = std::getenv("FPM_INJECT_FAULT");
+  const char *text = textFromEnvironment("FPM_INJECT_FAULT");
   std::vector<InjectedFault> faults;
-  if (!text || !*text)
+  if (!text)
     return faults;
   std::stringstream list(text);
   std::string item;
@@ -124,6 +125,24 @@ std::vector<InjectedFault> injectedFaults() {
           "pe:k:wait (k >= 0; 0 is the program build), such as opencl0:3");
     faults.push_back(std::move(fault));
   }
+  // A fault for a PE the run does not have injects nothing, and a fault
+  // test would pass without testing anything.
+  const std::vector<opencl::DeviceInfo> &found = opencl::devices();
+  for (const InjectedFault &fault : faults)
+    if (std::none_of(found.begin(), found.end(),
+                     [&](const opencl::DeviceInfo &info) {
+                       return info.id == fault.pe;
+                     })) {
+      std::string known;
+      for (const opencl::DeviceInfo &info : found)
+        known += (known.empty() ? "" : ", ") + info.id;
+      throw std::invalid_argument(
+          std::string("FPM_INJECT_FAULT \"") + text + "\": there is no PE '" +
+          fault.pe + "' to fail in this run (" +
+          (known.empty() ? std::string("no OpenCL device was found")
+                         : "its OpenCL devices: " + known) +
+          ")");
+    }
   return faults;
 }
 
@@ -165,24 +184,6 @@ std::string loopKey(const LoopCall &call) {
 //===----------------------------------------------------------------------===//
 // The PEs of a call.
 //===----------------------------------------------------------------------===//
-
-/// The integer in environment variable `name`, nothing when it is unset or
-/// empty. Throws std::invalid_argument naming the variable when it is not
-/// an integer in [low, high].
-std::optional<long> integerFromEnvironment(const char *name, long low,
-                                           long high) {
-  const char *text = std::getenv(name);
-  if (!text || !*text)
-    return std::nullopt;
-  char *end = nullptr;
-  errno = 0;
-  const long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || errno != 0 || value < low || value > high)
-    throw std::invalid_argument(
-        std::string(name) + " \"" + text + "\": expected an integer from " +
-        std::to_string(low) + " to " + std::to_string(high));
-  return value;
-}
 
 struct DevicePe {
   std::size_t index = 0; ///< in opencl::devices()
@@ -995,6 +996,44 @@ struct LoopDevices {
   int team = 0;                  ///< the whole team, host threads included
 };
 
+/// Says once per process and id, on stderr, that `selection` names an
+/// OpenCL device there is none of, and which there are: the loop would
+/// otherwise run without it (on the CPU, when it named no other) without a
+/// word.
+void warnAboutMissingDevices(const LoopCall &call,
+                             const std::vector<opencl::DeviceInfo> &found,
+                             bool noneChosen) {
+  const DeviceSelection &selection = call.devices;
+  // FPM_DEVICES is every loop's; a devices clause is this loop's.
+  const std::string source = selection.source.starts_with("FPM_DEVICES")
+                                 ? selection.source
+                                 : loopLabel(call) + ": " + selection.source;
+  static std::mutex mutex;
+  static std::set<std::string, std::less<>> warned;
+  for (const std::string &id : selection.openClIds) {
+    if (std::any_of(
+            found.begin(), found.end(),
+            [&](const opencl::DeviceInfo &info) { return info.id == id; }))
+      continue;
+    {
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (!warned.insert(source + "|" + id).second)
+        continue;
+    }
+    std::string known;
+    for (const opencl::DeviceInfo &info : found)
+      known += (known.empty() ? "" : ", ") + info.id + " (" + info.name + ")";
+    const std::string line =
+        "fpm: " + source + ": there is no OpenCL device " + id + " (" +
+        (known.empty() ? std::string("no OpenCL device was found")
+                       : "the OpenCL devices are " + known) +
+        "); " +
+        (noneChosen ? "the loop runs on the CPU" : "the loop runs without it") +
+        "\n";
+    std::fputs(line.c_str(), stderr);
+  }
+}
+
 /// The devices `call` selects that did not fail for loop `key` before,
 /// opened (a CPU device narrowed to the cores the CPU team leaves free),
 /// one host thread each taken from the team. `note` says why there are
@@ -1013,6 +1052,7 @@ LoopDevices openLoopDevices(const LoopCall &call, const std::string &key,
     if (call.devices.selects(found[i].id) &&
         !failedBefore.contains(found[i].id))
       chosen.push_back(i);
+  warnAboutMissingDevices(call, found, chosen.empty());
   if (chosen.empty()) {
     note = found.empty() ? "no OpenCL device found"
                          : "no OpenCL device selected or usable";
@@ -1211,8 +1251,8 @@ std::optional<LoopStatus> runCoexecution(const LoopCall &call,
     granule = std::max(granule,
                        staticGranule(*partitioner, call.tripCount, call.grain));
   WorkPool pool(call.tripCount, granule, pes);
-  if (std::optional<long> steal = integerFromEnvironment("FPM_STEAL", 0, 1))
-    pool.setStealing(*steal != 0);
+  if (call.steal)
+    pool.setStealing(*call.steal);
 
   std::vector<std::int64_t> planned(pes.size(), 0);
   if (isStatic) {

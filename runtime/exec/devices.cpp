@@ -33,6 +33,7 @@ bool DeviceSelection::selects(std::string_view id) const {
 
 DeviceSelection parseDevices(std::string_view text, std::string_view origin) {
   DeviceSelection devices;
+  devices.source = std::string(origin) + " \"" + std::string(text) + "\"";
   bool any = false;
   std::size_t at = 0;
   while (at < text.size()) {

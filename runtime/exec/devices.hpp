@@ -23,6 +23,9 @@ struct DeviceSelection {
   bool allOpenCl = false;
   /// Ids named one by one ("opencl1"), when not allOpenCl.
   std::vector<std::string> openClIds;
+  /// Where it came from, for messages: `FPM_DEVICES "opencl1"`, or empty
+  /// for the default.
+  std::string source;
 
   bool wantsOpenCl() const { return allOpenCl || !openClIds.empty(); }
   /// True when OpenCL PE `id` may take part.

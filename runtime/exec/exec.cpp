@@ -506,10 +506,9 @@ std::int64_t staticGranule(const Partitioner &partitioner,
   // The grain is the least granule; a huge loop gets coarser ones, so that
   // no partitioner runs for long (a CPU plan is cached, but the first call
   // pays).
-  const std::int64_t cap =
-      partitioner.maxUnits > 0
-          ? std::min(partitioner.maxUnits, ExactSolverUnits)
-          : StaticUnits;
+  std::int64_t cap = partitioner.exact ? ExactSolverUnits : StaticUnits;
+  if (partitioner.maxUnits > 0)
+    cap = std::min(cap, partitioner.maxUnits);
   return std::max({grain, std::int64_t{1}, ceilDiv(tripCount, cap)});
 }
 

@@ -18,6 +18,7 @@
 #include "fpm/fpm.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -55,7 +56,7 @@ struct LoopCall {
   /// The OpenCL side, or null for a CPU-only loop.
   const KernelSpec *kernel = nullptr;
   /// The PEs that may take part (with a kernel).
-  DeviceSelection devices{true, true, {}};
+  DeviceSelection devices{true, true, {}, {}};
   /// When set, only this PE (its profile id, coexecutionPes()) runs the
   /// loop, configured as when all the selected PEs take part: fpm-profile's
   /// benchmarks. A device that fails then throws std::runtime_error once
@@ -64,6 +65,10 @@ struct LoopCall {
 
   /// Print on stderr, once per loop and split, how the loop was split.
   bool verbose = false;
+  /// FPM_STEAL: whether idle PEs steal the tail of others' queues (with
+  /// OpenCL devices; a CPU team has no queues to steal from). Nothing: the
+  /// default, they do.
+  std::optional<bool> steal;
   /// Appended to that line (e.g. why the GPU PEs did not take part).
   std::string_view note;
 };

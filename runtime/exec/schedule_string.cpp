@@ -155,9 +155,10 @@ LoopSchedule parseLoopSchedule(std::string_view whole) {
     if (arg) {
       const std::int64_t budget =
           positiveInteger(whole, *arg, "wdah's backtrack budget");
-      if (budget > 1'000'000'000)
+      if (budget > MaxBacktrack)
         fail(whole, "wdah's backtrack budget " + std::to_string(budget) +
-                        " is too large");
+                        " is too large: at most " +
+                        std::to_string(MaxBacktrack));
       schedule.backtrack = static_cast<int>(budget);
       schedule.text += ", " + std::to_string(budget);
     }

@@ -45,7 +45,8 @@ struct LoopSchedule {
 /// `name, arg`, with any whitespace around the parts. Empty (or blank) text
 /// is "auto". Names: auto, equal, cpm, geometric, numerical, hpopta,
 /// optimal, wdah[, backtrack], wdah_heuristic (or wdah-heuristic), pss,
-/// css(k), gss[, alpha], fss[, alpha], tss[, alpha]. Throws
+/// css(k), gss[, alpha], fss[, alpha], tss[, alpha]. WDAH's backtrack is
+/// 1 .. MaxBacktrack (100,000; partition/partition.hpp). Throws
 /// std::invalid_argument whose what() names the string and the problem.
 LoopSchedule parseLoopSchedule(std::string_view text);
 

@@ -6,19 +6,31 @@
 
 #include "model/profile.hpp"
 #include "support/atomic_file.hpp"
+#include "support/text.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 
 namespace fpm {
 namespace {
 
 using Json = nlohmann::json;
+
+/// The deepest nesting of arrays and objects a profile may have. A valid
+/// one needs 3 (the object, its points, a point); unknown fields may nest
+/// further, but a value nested 200,000 deep would overflow the stack of
+/// anything that walks it recursively, nlohmann's dump() included.
+constexpr int MaxDepth = 64;
+
+/// Thrown by the parser callback at the first container past MaxDepth.
+struct TooDeep {};
+
+/// A JSON value as an error message echoes it: its start only.
+std::string echo(const Json &value) {
+  return excerpt(value.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
 
 [[noreturn]] void fail(const std::string &origin, const std::string &what) {
   throw ProfileError(origin + ": " + what);
@@ -55,17 +67,17 @@ ProfilePoint parsePoint(const Json &json, std::size_t index,
   if (size == json.end())
     fail(origin, where + " has no 'size'");
   if (!size->is_number_integer())
-    fail(origin, where + ".size must be an integer, got " + size->dump());
+    fail(origin, where + ".size must be an integer, got " + echo(*size));
   if (size->is_number_unsigned() &&
       size->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-    fail(origin, where + ".size is too large: " + size->dump());
+    fail(origin, where + ".size is too large: " + echo(*size));
   point.size = size->get<std::int64_t>();
 
   auto time = json.find("time");
   if (time == json.end())
     fail(origin, where + " has no 'time'");
   if (!time->is_number())
-    fail(origin, where + ".time must be a number, got " + time->dump());
+    fail(origin, where + ".time must be a number, got " + echo(*time));
   point.time = time->get<double>();
 
   if (auto reps = json.find("reps"); reps != json.end()) {
@@ -106,6 +118,14 @@ std::string validate(const Profile &profile) {
       out << where << ".time must be finite and > 0, got " << point.time;
       return out.str();
     }
+    // Speed is size / time; every model and partitioner works in speeds,
+    // and an infinite one is NaN as soon as it is interpolated.
+    if (!std::isfinite(point.speed())) {
+      std::ostringstream out;
+      out << where << ".time " << point.time << " is too small: size "
+          << point.size << " / time is not a finite speed";
+      return out.str();
+    }
   }
   return {};
 }
@@ -113,13 +133,31 @@ std::string validate(const Profile &profile) {
 Profile parseProfile(std::string_view text, const std::string &origin) {
   Json json;
   try {
-    json = Json::parse(text);
+    json = Json::parse(text, [](int depth, Json::parse_event_t event, Json &) {
+      // `depth` counts the containers around the one that starts.
+      if ((event == Json::parse_event_t::object_start ||
+           event == Json::parse_event_t::array_start) &&
+          depth >= MaxDepth)
+        throw TooDeep{};
+      return true;
+    });
+  } catch (const TooDeep &) {
+    fail(origin, "invalid JSON: arrays and objects nested more than " +
+                     std::to_string(MaxDepth) + " deep");
   } catch (const Json::exception &error) {
     // A syntax error, or a number too large for a double. Drop nlohmann's
     // "[json.exception.parse_error.101] " prefix.
     std::string message = error.what();
     if (auto close = message.find("] "); close != std::string::npos)
       message = message.substr(close + 2);
+    // It quotes the token it stopped at ("last read: '...'"), which may be
+    // a megabyte of digits.
+    if (auto open = message.find('\''), close = message.rfind('\'');
+        open != std::string::npos && close > open)
+      message = message.substr(0, open + 1) +
+                excerpt(std::string_view(message).substr(open + 1,
+                                                         close - open - 1)) +
+                message.substr(close);
     fail(origin, "invalid JSON: " + message);
   }
   if (!json.is_object())
@@ -127,7 +165,7 @@ Profile parseProfile(std::string_view text, const std::string &origin) {
 
   std::string format = requiredString(json, "format", origin);
   if (format != ProfileFormat)
-    fail(origin, "unsupported format '" + format + "' (expected '" +
+    fail(origin, "unsupported format '" + excerpt(format) + "' (expected '" +
                      std::string(ProfileFormat) + "')");
 
   Profile profile;
@@ -151,14 +189,13 @@ Profile parseProfile(std::string_view text, const std::string &origin) {
 }
 
 Profile readProfile(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail(path.string(), std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    fail(path.string(), "read error");
-  return parseProfile(text.str(), path.string());
+  std::string text;
+  try {
+    text = readRegularFile(path, MaxProfileBytes);
+  } catch (const std::runtime_error &error) {
+    throw ProfileError(error.what()); // already "FILE: problem"
+  }
+  return parseProfile(text, path.string());
 }
 
 std::string formatProfile(const Profile &profile) {

@@ -30,7 +30,8 @@ struct ProfilePoint {
   std::optional<std::int64_t> reps; ///< timed repetitions behind the mean
   std::optional<double> ci;         ///< half-width of its confidence interval
 
-  /// Speed in work units per second, S(w) = w / T(w).
+  /// Speed in work units per second, S(w) = w / T(w); finite in a valid
+  /// profile (validate()).
   double speed() const { return static_cast<double>(size) / time; }
 };
 
@@ -55,13 +56,21 @@ public:
 };
 
 /// Checks a profile against the reading rules and returns the first problem,
-/// or an empty string when it is valid.
+/// or an empty string when it is valid. Besides the format's rules, a
+/// point's speed size / time must be finite: a time such as 5e-324 is
+/// refused, naming the point.
 std::string validate(const Profile &profile);
 
 /// Parses a profile from JSON text; `origin` names the source in errors.
 Profile parseProfile(std::string_view json, const std::string &origin);
 
-/// Reads and validates one profile file. Throws ProfileError.
+/// The largest profile file a reader reads: about 200,000 points, far more
+/// than any run measures.
+inline constexpr std::uintmax_t MaxProfileBytes = std::uintmax_t{16} << 20;
+
+/// Reads and validates one profile file. Only a regular file (or a link to
+/// one) of at most MaxProfileBytes is read: a FIFO, a device or a directory
+/// of the name is an error naming it, never a hang. Throws ProfileError.
 Profile readProfile(const std::filesystem::path &path);
 
 /// Serialises a profile to JSON text (pretty, one point per line).

@@ -119,7 +119,9 @@ minMaxSplit(std::span<const GranuleTimes> pes, std::int64_t granules,
         lastShare = {static_cast<std::int64_t>(a), s == 1};
       }
     }
-  if (!(makespan <= bound))
+  // Every split takes forever (times past the largest double): none is
+  // within any bound, and all shares left at 0 would lose the work.
+  if (makespan == Infinity || !(makespan <= bound))
     return std::nullopt;
 
   // Walk back: any choice within the makespan that leaves a state the PEs

@@ -37,7 +37,8 @@ struct GranuleShare {
 /// one PE when `remainder` is set, whose largest time is least; ties are
 /// broken the same way every time. Only times <= `bound` are considered
 /// (an upper bound from a known split prunes the search; +inf prunes
-/// nothing); nothing is returned when no split stays within it.
+/// nothing); nothing is returned when no split stays within it, nor when
+/// every split takes an infinite time (times too large for a double).
 /// O(K * sum over PEs of the sizes within `bound`) <= O(p K^2) time, O(p K)
 /// memory.
 std::optional<std::vector<GranuleShare>>

@@ -58,11 +58,17 @@ private:
   std::vector<PiecewiseLinearSpeed> speeds_;
 };
 
+/// The largest backtrack budget WDAH takes. Each unit of the budget is one
+/// return from the search's recursion, about a microsecond or two (up to
+/// 20 us on a loaded machine): 100,000 is at most a few seconds, as the
+/// exact solvers' granule cap is, where B = 10^7 ran for minutes.
+inline constexpr int MaxBacktrack = 100'000;
+
 /// What to partition: N units in packages that are multiples of G.
 struct PartitionRequest {
   std::int64_t size = 0;        ///< N >= 0
   std::int64_t granularity = 1; ///< G >= 1
-  int backtrack = 100;          ///< WDAH's backtrack budget B >= 1
+  int backtrack = 100;          ///< WDAH's budget, 1 <= B <= MaxBacktrack
 
   std::int64_t units() const { return size / granularity; }
   std::int64_t remainder() const { return size % granularity; }
@@ -104,9 +110,13 @@ struct Partitioner {
   /// True when it gives each PE one contiguous share (one package).
   bool singleShare;
   /// The most granules N/G it takes, or 0 for no limit. The exact solvers
-  /// grow as O(p (N/G)^2), so beyond this they refuse rather than run for
-  /// minutes.
+  /// grow as O(p (N/G)^2), and WDAH's packages are whole granules (N/G of
+  /// them at most), so beyond this they refuse rather than run for minutes
+  /// or print millions of packages.
   std::int64_t maxUnits = 0;
+  /// True for the exact solvers (time O(p (N/G)^2)): the runtime gives them
+  /// fewer granules than the others (staticGranule()).
+  bool exact = false;
 };
 
 /// Every static partitioner, in the order the spec lists them.
@@ -115,8 +125,9 @@ std::span<const Partitioner> partitioners();
 const Partitioner *findPartitioner(std::string_view name);
 
 /// Runs `partitioner` after checking the request; throws
-/// std::invalid_argument on a bad request (N < 0, G < 1, B < 1, no PEs, or
-/// more granules than the partitioner's maxUnits).
+/// std::invalid_argument on a bad request (N < 0, G < 1, B outside
+/// [1, MaxBacktrack], no PEs, or more granules than the partitioner's
+/// maxUnits).
 Distribution partition(const Partitioner &partitioner, const CostModel &model,
                        const PartitionRequest &request);
 

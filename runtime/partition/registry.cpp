@@ -15,6 +15,11 @@ namespace {
 // The exact solvers take about half a second at p = 8 and N/G = 8192 on a
 // 2-core machine (README); four times that many granules is seconds.
 constexpr std::int64_t ExactSolverMaxUnits = 32768;
+// WDAH creates a package of at least one granule per level of its search:
+// 2^20 granules are at most a million packages, a tenth of a second and
+// 40 MB; N = 10^11 in granules of 4000 was 11 s, 2.5 GB and 25 million
+// packages printed. (The runtime never asks for more: exec.cpp.)
+constexpr std::int64_t WdahMaxUnits = std::int64_t{1} << 20;
 
 constexpr std::array Registry = {
     Partitioner{"equal", "N/p to every PE", partitionEqual, true, 0},
@@ -25,13 +30,13 @@ constexpr std::array Registry = {
     Partitioner{"numerical", "HYBRJ root finding on Akima speed functions",
                 partitionNumerical, true, 0},
     Partitioner{"hpopta", "exact minimum makespan, one package per PE",
-                partitionHpopta, true, ExactSolverMaxUnits},
+                partitionHpopta, true, ExactSolverMaxUnits, true},
     Partitioner{"wdah", "WDAH tree search with a backtrack budget",
-                partitionWdah, false, 0},
+                partitionWdah, false, WdahMaxUnits},
     Partitioner{"wdah-heuristic", "WDAH with one backtrack (Algorithm 4)",
-                partitionWdahHeuristic, false, 0},
+                partitionWdahHeuristic, false, WdahMaxUnits},
     Partitioner{"optimal", "exact minimum makespan, any packages",
-                partitionOptimal, false, ExactSolverMaxUnits},
+                partitionOptimal, false, ExactSolverMaxUnits, true},
 };
 
 } // namespace
@@ -58,9 +63,15 @@ Distribution partition(const Partitioner &partitioner, const CostModel &model,
   if (request.backtrack < 1)
     throw std::invalid_argument("the backtrack budget B must be >= 1, got " +
                                 std::to_string(request.backtrack));
+  if (request.backtrack > MaxBacktrack)
+    throw std::invalid_argument("the backtrack budget B must be at most " +
+                                std::to_string(MaxBacktrack) + ", got " +
+                                std::to_string(request.backtrack));
   if (partitioner.maxUnits > 0 && request.units() > partitioner.maxUnits)
     throw std::invalid_argument(
-        std::string(partitioner.name) + " is exact and takes at most " +
+        std::string(partitioner.name) +
+        (partitioner.exact ? " is exact and takes at most "
+                           : " takes at most ") +
         std::to_string(partitioner.maxUnits) +
         " granules; N/G = " + std::to_string(request.units()) +
         " is more: choose a larger granularity G");

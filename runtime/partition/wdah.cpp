@@ -88,9 +88,15 @@ constexpr std::int64_t MaxFineSizes = std::int64_t{1} << 16;
 /// The caps settle in a few rounds; this bounds a cycle between roundings.
 constexpr int MaxCapRounds = 100;
 
-/// The least multiple of G that holds `priority` (G at the least).
+/// The least multiple of G that holds `priority` (G at the least), and at
+/// most the largest multiple of G: a priority is a share of N, but in
+/// doubles N = 2^63 - 1 rounds up to 2^63, which no int64 holds.
 std::int64_t capFor(double priority, std::int64_t g) {
-  return std::max(g, static_cast<std::int64_t>(std::ceil(priority / g)) * g);
+  const std::int64_t most = std::numeric_limits<std::int64_t>::max() / g;
+  const double units = std::ceil(priority / static_cast<double>(g));
+  if (!(units < static_cast<double>(most)))
+    return most * g;
+  return std::max(g, static_cast<std::int64_t>(units) * g);
 }
 
 /// The sizes one PE may be offered, ascending: the multiples of G (of a
@@ -119,12 +125,24 @@ public:
   std::size_t within(std::int64_t cap) {
     cap = std::min(cap, end_);
     for (;;) {
-      std::int64_t next = nextStep_;
-      if (nextRegion_ < region_.size())
-        next = std::min(next, region_[nextRegion_]);
+      const bool step = stepsLeft_;
+      const bool region = nextRegion_ < region_.size();
+      if (!step && !region)
+        break;
+      const std::int64_t next = !region ? nextStep_
+                                : !step
+                                    ? region_[nextRegion_]
+                                    : std::min(nextStep_, region_[nextRegion_]);
       if (next > cap)
         break;
-      nextStep_ += nextStep_ == next ? step_ : 0;
+      if (step && nextStep_ == next) {
+        // Near 2^63 the next multiple may not fit in an int64 (the addition
+        // overflowed, and this loop never ended).
+        stepsLeft_ =
+            nextStep_ <= std::numeric_limits<std::int64_t>::max() - step_;
+        if (stepsLeft_)
+          nextStep_ += step_;
+      }
       nextRegion_ +=
           nextRegion_ < region_.size() && region_[nextRegion_] == next;
       packages_.push_back({next, model_->time(pe_, next)});
@@ -158,6 +176,7 @@ private:
   std::int64_t end_ = 0;
   std::int64_t step_ = 0;
   std::int64_t nextStep_ = 0;
+  bool stepsLeft_ = true; ///< whether nextStep_ is still to be offered
   std::vector<std::int64_t> region_; ///< W_j's sizes, ascending
   std::size_t nextRegion_ = 0;
   std::vector<WorkloadPackage> packages_; ///< timed so far, ascending
@@ -359,7 +378,11 @@ private:
       // The thesis cuts when the cost with the new node exceeds the best; a
       // branch that already equals it cannot end better (costs only grow),
       // so it is cut too, keeping the budget for branches that may improve.
-      if (std::max(cost_, times_[frame.pe] + package.time) >= bestCost_)
+      // Until there is a best, nothing is cut: where times add up past the
+      // largest double, a cost of +inf must not cut against the initial
+      // +inf, or no solution is ever found.
+      if (found() &&
+          std::max(cost_, times_[frame.pe] + package.time) >= bestCost_)
         continue;
       insertNode(frame, package);
       if (package.size < remaining_) {
@@ -377,6 +400,9 @@ private:
     }
     return false;
   }
+
+  /// Whether a solution was recorded (every solution has a node).
+  bool found() const { return !best_.assignments.empty(); }
 
   void insertNode(Frame &frame, const WorkloadPackage &package) {
     frame.savedTime = times_[frame.pe];
@@ -400,7 +426,7 @@ private:
     RemainderPlace place{cost_, 0};
     if (!remainderTimes_.empty())
       place = placeRemainder(times_, cost_, remainderTimes_);
-    if (place.makespan >= bestCost_)
+    if (found() && place.makespan >= bestCost_)
       return;
     bestCost_ = place.makespan;
     best_.remainderPe = place.pe;

@@ -10,6 +10,7 @@
 #include "exec/exec.hpp"
 #include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
+#include "support/environment.hpp"
 
 #include <omp.h>
 #include <unistd.h>
@@ -119,8 +120,8 @@ std::string BenchmarkSettings::format() const {
 }
 
 std::optional<BenchmarkSettings> benchmarkSettings() {
-  const char *text = std::getenv("FPM_BENCHMARK");
-  if (!text || !*text || std::strcmp(text, "0") == 0)
+  const char *text = textFromEnvironment("FPM_BENCHMARK");
+  if (!text || std::strcmp(text, "0") == 0)
     return std::nullopt;
   try {
     return BenchmarkSettings::parse(text);

@@ -7,6 +7,7 @@
 #include "store/profile_report.hpp"
 
 #include "store/profile_store.hpp"
+#include "support/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -86,9 +87,57 @@ std::string formatFixed(double value) {
   return buffer;
 }
 
+/// The code point of the well-formed UTF-8 sequence at the start of
+/// `text` and its length in bytes, or a length of 0 when none starts there
+/// (a stray byte, an overlong form, a surrogate, past U+10FFFF).
+std::pair<char32_t, std::size_t> decodeUtf8(std::string_view text) {
+  auto byte = [&](std::size_t i) {
+    return static_cast<unsigned char>(text[i]);
+  };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80)
+    return {lead, 1};
+  const std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+  if (lead < 0xC2 || lead > 0xF4 || text.size() < length)
+    return {0, 0};
+  char32_t code = lead & (0x7F >> length);
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80)
+      return {0, 0};
+    code = (code << 6) | (byte(i) & 0x3F);
+  }
+  constexpr char32_t Least[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < Least[length] || code > 0x10FFFF ||
+      (code >= 0xD800 && code <= 0xDFFF))
+    return {0, 0};
+  return {code, length};
+}
+
+/// `text` as XML 1.0 character data or an attribute value: markup escaped,
+/// control characters (which would also break a line) as '?', and what
+/// XML 1.0 does not allow at all (U+FFFE, U+FFFF, invalid UTF-8) as
+/// U+FFFD, so that any name makes a well-formed figure.
 std::string escapeXml(std::string_view text) {
+  constexpr std::string_view Replacement = "\xEF\xBF\xBD"; // U+FFFD
   std::string out;
-  for (char c : printable(text)) {
+  while (!text.empty()) {
+    const auto [code, length] = decodeUtf8(text);
+    if (length == 0 || code == 0xFFFE || code == 0xFFFF) {
+      out += Replacement;
+      text.remove_prefix(std::max<std::size_t>(length, 1));
+      continue;
+    }
+    if (length > 1) {
+      out += text.substr(0, length);
+      text.remove_prefix(length);
+      continue;
+    }
+    const char c = text.front();
+    text.remove_prefix(1);
+    if (code < 0x20 || code == 0x7F) {
+      out += '?';
+      continue;
+    }
     switch (c) {
     case '&':
       out += "&amp;";
@@ -134,6 +183,13 @@ Axis makeAxis(double largest) {
   Axis axis;
   axis.step = niceStep(largest);
   axis.top = std::ceil(largest / axis.step - 1e-9) * axis.step;
+  // Near the largest double the nice top overflows (a speed of 1.7e308
+  // rounds up to 2e308 = inf, and every coordinate with it): the axis then
+  // ends at the largest value itself, in five steps.
+  if (!std::isfinite(axis.top) || !(axis.step > 0)) {
+    axis.top = largest;
+    axis.step = largest / 5;
+  }
   return axis;
 }
 
@@ -162,11 +218,12 @@ void renderPanel(std::string &out, const LoopProfiles &loop, double offsetY) {
     }
   Axis xAxis = makeAxis(largestSize);
   Axis yAxis = makeAxis(largestSpeed);
+  // The fraction of the axis first: 300 * 1e308 overflows.
   auto toX = [&](double size) {
-    return PlotLeft + (PlotRight - PlotLeft) * size / xAxis.top;
+    return PlotLeft + (PlotRight - PlotLeft) * (size / xAxis.top);
   };
   auto toY = [&](double speed) {
-    return PlotBottom - (PlotBottom - PlotTop) * speed / yAxis.top;
+    return PlotBottom - (PlotBottom - PlotTop) * (speed / yAxis.top);
   };
 
   out += "<g transform=\"translate(0," + formatFixed(offsetY) + ")\">\n";
@@ -339,7 +396,8 @@ ProfileListing listProfiles(const fs::path &dir,
       }
       if (profile.kernel != name->loop || profile.device != name->device) {
         listing.problems.push_back(file + ": holds the profile of loop '" +
-                                   profile.kernel + "' on '" + profile.device +
+                                   excerpt(profile.kernel) + "' on '" +
+                                   excerpt(profile.device) +
                                    "', not the one its name says");
         continue;
       }

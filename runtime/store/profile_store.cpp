@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "store/profile_store.hpp"
+#include "support/environment.hpp"
 #include "support/hash.hpp"
+#include "support/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -16,6 +18,7 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -144,11 +147,6 @@ std::string utcNow() {
   return text.data();
 }
 
-const char *nonEmptyEnv(const char *name) {
-  const char *value = std::getenv(name);
-  return value && *value ? value : nullptr;
-}
-
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   std::size_t half = values.size() / 2;
@@ -180,22 +178,40 @@ Moments momentsOf(const ProfilePoint &point) {
 Moments pool(const Moments &a, const Moments &b) {
   Moments pooled;
   pooled.count = a.count + b.count;
-  pooled.mean = (a.count * a.mean + b.count * b.mean) / pooled.count;
+  // a.count * a.mean overflows for means near the largest double; a step
+  // from one mean towards the other by a weight in [0, 1] cannot, and stays
+  // between them (so finite and > 0, as a profile's time must be).
+  pooled.mean =
+      std::clamp(a.mean + (b.mean - a.mean) * (b.count / pooled.count),
+                 std::min(a.mean, b.mean), std::max(a.mean, b.mean));
   double gap = a.mean - b.mean;
   pooled.squares =
       a.squares + b.squares + gap * gap * a.count * b.count / pooled.count;
   return pooled;
 }
 
+/// What a writer writes for a statistic too large for a double: the
+/// largest one, since the reader refuses what is not finite (JSON has no
+/// infinity; nlohmann writes null).
+double finite(double value) {
+  return std::isfinite(value) ? value : std::numeric_limits<double>::max();
+}
+
 ProfilePoint pointOf(std::int64_t size, const Moments &moments) {
   ProfilePoint point;
   point.size = size;
   point.time = moments.mean;
-  auto reps = static_cast<std::int64_t>(std::llround(moments.count));
+  // Reps saturate at the largest int64 (2^63 is the first double past it):
+  // merging into 2^63 - 1 wrapped to -2^63, which the reader refuses.
+  constexpr double Past = 9223372036854775808.0;
+  const std::int64_t reps =
+      moments.count < Past
+          ? static_cast<std::int64_t>(std::llround(moments.count))
+          : std::numeric_limits<std::int64_t>::max();
   point.reps = reps;
   if (reps >= 2) {
     double s = std::sqrt(moments.squares / (moments.count - 1));
-    point.ci = studentT975(reps - 1) * s / std::sqrt(moments.count);
+    point.ci = finite(studentT975(reps - 1) * s / std::sqrt(moments.count));
   }
   return point;
 }
@@ -205,10 +221,10 @@ ProfilePoint pointOf(std::int64_t size, const Moments &moments) {
 std::string mismatch(const Profile &profile, std::string_view loop,
                      std::string_view device) {
   if (profile.kernel != loop)
-    return "its kernel is '" + profile.kernel + "', not '" + std::string(loop) +
-           "'";
+    return "its kernel is '" + excerpt(profile.kernel) + "', not '" +
+           std::string(loop) + "'";
   if (profile.device != device)
-    return "its device is '" + profile.device + "', not '" +
+    return "its device is '" + excerpt(profile.device) + "', not '" +
            std::string(device) + "'";
   return {};
 }
@@ -231,7 +247,7 @@ std::string readAs(const fs::path &file, std::string_view loop,
 } // namespace
 
 fs::path profileDirectory() {
-  if (const char *dir = nonEmptyEnv("FPM_PROFILE_DIR"))
+  if (const char *dir = textFromEnvironment("FPM_PROFILE_DIR"))
     return dir;
   std::string host = hostName();
   // Percent-encoded like every file name here, so that a strange host name
@@ -239,10 +255,10 @@ fs::path profileDirectory() {
   fs::path perHost = fs::path("fpm") / "profiles" /
                      (host.empty() ? "localhost" : percentEncode(host));
   // The XDG spec says relative values are invalid and to be ignored.
-  if (const char *cache = nonEmptyEnv("XDG_CACHE_HOME");
+  if (const char *cache = textFromEnvironment("XDG_CACHE_HOME");
       cache && fs::path(cache).is_absolute())
     return fs::path(cache) / perHost;
-  if (const char *home = nonEmptyEnv("HOME"))
+  if (const char *home = textFromEnvironment("HOME"))
     return fs::path(home) / ".cache" / perHost;
   return {};
 }
@@ -310,6 +326,8 @@ void Samples::add(std::int64_t size, double seconds) {
   std::int64_t bucket = std::max<std::int64_t>(units, 1) * grain_;
   double scaled =
       seconds * static_cast<double>(bucket) / static_cast<double>(size);
+  if (!(scaled > 0) || !std::isfinite(static_cast<double>(bucket) / scaled))
+    return;
 
   Bucket &samples = buckets_[bucket];
   if (samples.seconds.size() < capacity_) {
@@ -355,10 +373,11 @@ Profile mergeProfiles(const Profile &stored,
   for (const ProfilePoint &point : stored.points)
     bySize.emplace(point.size, point);
   for (const ProfilePoint &point : fresh) {
-    if (point.size <= 0 || !std::isfinite(point.time) || point.time <= 0)
+    if (point.size <= 0 || !std::isfinite(point.time) || point.time <= 0 ||
+        !std::isfinite(point.speed()))
       throw std::invalid_argument(
-          "a profile point needs a positive size and a finite time > 0, "
-          "got size " +
+          "a profile point needs a positive size and a finite time > 0 "
+          "(and so a finite speed), got size " +
           std::to_string(point.size) + ", time " + std::to_string(point.time));
     auto [it, inserted] = bySize.emplace(point.size, point);
     if (!inserted)

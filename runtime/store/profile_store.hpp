@@ -65,8 +65,8 @@ public:
   /// the nearest multiple of the grain (at least one grain) and the time
   /// scaled by bucket / size, so that every sample of a bucket estimates
   /// the time of the bucket's size, as a profile point's time must. A
-  /// non-positive size or a time that is not finite and > 0 cannot be in a
-  /// profile and is dropped.
+  /// non-positive size, or a time that is not finite and > 0 or so small
+  /// that the speed is infinite, cannot be in a profile and is dropped.
   void add(std::int64_t size, double seconds);
 
   /// One point per bucket, in increasing size, with a robust mean: samples
@@ -97,9 +97,12 @@ private:
 /// reps, and ci is the Student-t 95% half-width of the pooled sample, whose
 /// variance comes from each side's standard deviation (recovered from its
 /// ci and reps) and the spread of the two means; a side without ci (or
-/// with reps 1) contributes its mean only. Points of new sizes are inserted
-/// in order. Throws std::invalid_argument for a fresh point that cannot be
-/// in a profile (size <= 0, time not finite and > 0).
+/// with reps 1) contributes its mean only. As the format asks, it
+/// saturates rather than make what its reader refuses: reps stop at
+/// INT64_MAX, and a ci too large for a double is the largest double. Points
+/// of new sizes are inserted in order. Throws std::invalid_argument for a
+/// fresh point that cannot be in a profile (size <= 0, time not finite and
+/// > 0).
 Profile mergeProfiles(const Profile &stored,
                       std::span<const ProfilePoint> fresh);
 

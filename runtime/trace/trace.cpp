@@ -16,6 +16,7 @@
 #include "trace/trace.hpp"
 
 #include "support/atomic_file.hpp"
+#include "support/environment.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -116,17 +118,18 @@ Recorder &recorder() {
   return instance.value;
 }
 
-bool environmentFlag(const char *name) {
-  const char *value = std::getenv(name);
-  return value && *value && std::string_view(value) != "0";
-}
-
 Recorder::Recorder() {
-  if (const char *path = std::getenv("FPM_TRACE"); path && *path) {
+  if (const char *path = textFromEnvironment("FPM_TRACE")) {
     file = path;
     tracing = true;
   }
-  verbose = environmentFlag("FPM_VERBOSE");
+  // Read as every call reads it; a malformed value is the calls' error to
+  // report, and reports nothing here.
+  try {
+    verbose = flagFromEnvironment("FPM_VERBOSE").value_or(false);
+  } catch (const std::invalid_argument &) {
+    verbose = false;
+  }
   // Registered once, when the recorder first exists: a process that never
   // traces anything pays nothing at exit.
   std::atexit(atExit);
@@ -257,11 +260,11 @@ void writeTrace(Recorder &r) {
     return;
   std::string reason;
   try {
-    writeFileAtomically(file, render(snapshot(r)));
+    writeUserFile(file, render(snapshot(r)));
     return;
   } catch (const std::exception &error) {
     reason = error.what();
-    // writeFileAtomically's messages start with the path; ours already
+    // writeUserFile's messages start with the path; ours already
     // names it.
     if (std::string prefix = file.string() + ": "; reason.starts_with(prefix))
       reason.erase(0, prefix.size());

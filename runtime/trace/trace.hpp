@@ -9,8 +9,10 @@
 //    ("ph": "X") event per executed chunk, with the loop's name, the PE's
 //    lane as the thread, and begin, end and device in args; transfers as
 //    their own events; lanes named by "thread_name" metadata. The file is
-//    written once, at exit (or by flush()), atomically, and opens in
-//    Perfetto and chrome://tracing;
+//    written once, at exit (or by flush()), atomically (a device or FIFO
+//    such as /dev/null is written in place, a link's target is written;
+//    support/atomic_file.hpp's writeUserFile), and opens in Perfetto and
+//    chrome://tracing;
 //  - per-loop busy-time statistics, printed at exit under FPM_VERBOSE:
 //    each PE's busy time and utilisation U_i = T_pi / T_comp (thesis 000,
 //    eq. 5.3: T_comp the loop's wall time over all its calls) and the
@@ -39,8 +41,10 @@ std::int64_t now();
 /// True when FPM_TRACE names a file (read once, at the first call).
 bool enabled();
 
-/// True when FPM_VERBOSE is set and not "0" (read once, at the first call):
-/// CallStats are then merged and printed at exit.
+/// True when FPM_VERBOSE is on (1, yes, true or on, as every call reads it:
+/// support/environment.hpp; read once, at the first call, and off when it
+/// is malformed, which the calls report): CallStats are then merged and
+/// printed at exit.
 bool verbose();
 
 /// Names lane `lane` (a Chrome "tid") once, e.g. "opencl0 (NVIDIA H200)"

@@ -594,6 +594,47 @@ TEST_F(CoexecTest, DevicesByIdWithoutTheCpu) {
   }
 }
 
+TEST_F(CoexecTest, DevicesThatDoNotExistAreNamedOnce) {
+  // FPM_DEVICES=opencl1 with no such device ran on the CPU without a word.
+  {
+    ScopedEnv env("FPM_DEVICES", "opencl7");
+    for (int call = 0; call < 2; ++call) {
+      Increment state(4000);
+      testing::internal::CaptureStderr();
+      ASSERT_EQ(runIncrement("coexec.missing-device", "gss", state), FPM_OK)
+          << fpm_last_error();
+      const std::string err = testing::internal::GetCapturedStderr();
+      EXPECT_EQ(state.problem(), "");
+      EXPECT_EQ(state.cpu.iterations, 4000);
+      if (call == 0) {
+        EXPECT_EQ(err.rfind("fpm: FPM_DEVICES \"opencl7\": there is no OpenCL "
+                            "device opencl7 (the OpenCL devices are opencl0 (",
+                            0),
+                  0u)
+            << err;
+        EXPECT_NE(err.find("); the loop runs on the CPU\n"), std::string::npos)
+            << err;
+        EXPECT_EQ(linesWith(err, {"opencl7"}), 1) << err;
+      } else {
+        EXPECT_EQ(err, ""); // once per process
+      }
+    }
+  }
+  // Beside a device that is there, the loop runs on that one.
+  ScopedEnv env("FPM_DEVICES", "opencl0,opencl9");
+  Increment state(4000);
+  testing::internal::CaptureStderr();
+  ASSERT_EQ(runIncrement("coexec.missing-device.beside", "gss", state), FPM_OK)
+      << fpm_last_error();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(state.problem(), "");
+  EXPECT_EQ(state.cpu.iterations, 0);
+  EXPECT_EQ(linesWith(err, {"FPM_DEVICES \"opencl0,opencl9\"", "opencl9",
+                            "the loop runs without it"}),
+            1)
+      << err;
+}
+
 TEST_F(CoexecTest, VerboseDescribesTheSplitOnce) {
   ScopedEnv env("FPM_VERBOSE", "1");
   Increment state(4000);
@@ -640,6 +681,10 @@ void expectVariableChecked(const char *variable,
 
 TEST_F(CoexecTest, PipelineDepthFromTheEnvironment) {
   expectVariableChecked("FPM_OPENCL_PIPELINE", {"1", "2", "4"}, "0");
+}
+
+TEST_F(CoexecTest, StealFromTheEnvironment) {
+  expectVariableChecked("FPM_STEAL", {"0", "1", "off", "YES"}, "abc");
 }
 
 TEST_F(CoexecTest, CpuUnitsFromTheEnvironment) {
@@ -793,7 +838,8 @@ TEST_F(CoexecFaultTest, KernelNameThatDoesNotExist) {
 }
 
 TEST_F(CoexecFaultTest, BadInjectFaultIsRefused) {
-  for (const char *text : {"opencl0", "opencl0:x", ":3", "opencl0:0:wait"}) {
+  for (const char *text : {"opencl0", "opencl0:x", ":3", "opencl0:0:wait",
+                           "opencl7:1", "opencl0:1,opencl7:2", "cpu:1"}) {
     SCOPED_TRACE(text);
     ScopedEnv env("FPM_INJECT_FAULT", text);
     Increment state(100);
@@ -804,6 +850,23 @@ TEST_F(CoexecFaultTest, BadInjectFaultIsRefused) {
         << fpm_last_error();
     EXPECT_EQ(state.cpu.calls, 0);
   }
+}
+
+TEST_F(CoexecFaultTest, AFaultForAPeNotInTheRunIsRefusedNamingIt) {
+  // opencl7:1 injected nothing, and a fault test passed vacuously.
+  ScopedEnv env("FPM_INJECT_FAULT", "opencl7:1");
+  Increment state(100);
+  EXPECT_EQ(runIncrement("coexec.no-such-pe", "gss", state),
+            FPM_ERROR_INVALID_ARGUMENT);
+  // Every device found is listed, opencl0 (PoCL at least) first.
+  const std::string message = fpm_last_error();
+  EXPECT_EQ(message.rfind("FPM_INJECT_FAULT \"opencl7:1\": there is no PE "
+                          "'opencl7' to fail in this run (its OpenCL devices: "
+                          "opencl0",
+                          0),
+            0u)
+      << message;
+  EXPECT_EQ(state.cpu.calls, 0);
 }
 
 //===----------------------------------------------------------------------===//

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 using namespace fpm;
 using namespace fpm::test;
 
@@ -95,5 +97,61 @@ TEST(Partition, ExactSolversRefuseMoreGranulesThanTheyTake) {
     Distribution d = partition(exact, model, {n, 2, 100});
     EXPECT_EQ(checkDistribution(d, {n, 2, 100}, 2), "") << name;
   }
-  EXPECT_EQ(findPartitioner("wdah")->maxUnits, 0);
+}
+
+TEST(Partition, WdahsWorkIsBoundedAsTheExactSolversIs) {
+  // B = 10^7 ran for minutes and N = 10^11 made 25 million packages: both
+  // are refused, as the exact solvers refuse more granules than they take.
+  CostModel model({makeProfile("a", {{1, 1.0}}), makeProfile("b", {{1, 2.0}})});
+  for (const char *name : {"wdah", "wdah-heuristic"}) {
+    const Partitioner &wdah = *findPartitioner(name);
+    EXPECT_FALSE(wdah.exact) << name;
+    ASSERT_EQ(wdah.maxUnits, std::int64_t{1} << 20) << name;
+    const std::int64_t n = wdah.maxUnits + 1;
+    try {
+      partition(wdah, model, {n, 1, 100});
+      ADD_FAILURE() << name << " took " << n << " granules";
+    } catch (const std::invalid_argument &error) {
+      EXPECT_EQ(std::string(error.what()),
+                std::string(name) + " takes at most 1048576 granules; N/G = " +
+                    std::to_string(n) +
+                    " is more: choose a larger granularity G");
+    }
+    Distribution d = partition(wdah, model, {n, 2, 100});
+    EXPECT_EQ(checkDistribution(d, {n, 2, 100}, 2), "") << name;
+  }
+  const Partitioner &wdah = *findPartitioner("wdah");
+  EXPECT_THROW(partition(wdah, model, {16, 1, MaxBacktrack + 1}),
+               std::invalid_argument);
+  Distribution d = partition(wdah, model, {16, 1, MaxBacktrack});
+  EXPECT_EQ(checkDistribution(d, {16, 1, MaxBacktrack}, 2), "");
+  for (const char *name : {"optimal", "hpopta"})
+    EXPECT_TRUE(findPartitioner(name)->exact) << name;
+}
+
+TEST(Partition, EveryPartitionerCopesWithExtremeButValidProfiles) {
+  // Speeds near the largest double and N near 2^63: equal and the rest
+  // overflowed (2 * 9e18) rounding their shares, and cpm's sum of speeds
+  // or N * speed was +inf, leaving 9e18 granules to hand out one at a time
+  // (for hours); N = 2^63 - 1 is 2^63 as a double, which no int64 holds.
+  constexpr std::int64_t Big = 9'000'000'000'000'000'000;
+  const Profile fastest = makeProfile("fastest", {{Big, 5.2e-290}});
+  const Profile slow = makeProfile("slow", {{1, 1e-308}, {2, 1.0}});
+  for (const std::vector<Profile> &profiles :
+       {std::vector{fastest, fastest}, std::vector{slow, fastest},
+        std::vector{slow, slow, slow}})
+    for (std::int64_t n : {Big, std::numeric_limits<std::int64_t>::max()}) {
+      CostModel model(profiles);
+      for (std::int64_t g :
+           {std::int64_t{1}, n / 4, model.defaultGranularity()})
+        for (const Partitioner &p : partitioners()) {
+          PartitionRequest request{n, g, 100};
+          if (p.maxUnits > 0 && request.units() > p.maxUnits)
+            continue;
+          SCOPED_TRACE(std::string(p.name) + " N=" + std::to_string(n) +
+                       " G=" + std::to_string(g));
+          const Distribution d = partition(p, model, request);
+          EXPECT_EQ(checkDistribution(d, request, model.size()), "");
+        }
+    }
 }

@@ -13,12 +13,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "exec/exec.hpp"
 #include "exec/schedule_string.hpp"
 #include "fpm/fpm.h"
 #include "fpm/fpm.hpp"
 #include "model/profile.hpp"
+#include "partition/partition.hpp"
 #include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
+#include "support/environment.hpp"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -340,6 +343,18 @@ TEST(ApiCxxTest, ChunkOverloadAndBadScheduleThrows) {
   }
 }
 
+TEST(ApiTest, StaticGranulesKeepEveryPartitionerWithinItsCap) {
+  // The exact solvers get 1024 granules, the others 2^20, WDAH's cap.
+  constexpr std::int64_t Trips = std::int64_t{1} << 30;
+  for (const fpm::Partitioner &partitioner : fpm::partitioners()) {
+    const std::int64_t granule = fpm::staticGranule(partitioner, Trips, 1);
+    EXPECT_EQ(granule, partitioner.exact ? Trips / 1024 : Trips >> 20)
+        << partitioner.name;
+    if (partitioner.maxUnits > 0)
+      EXPECT_LE(Trips / granule, partitioner.maxUnits) << partitioner.name;
+  }
+}
+
 TEST(ApiTest, BadScheduleStringsAreRefusedBeforeAnythingRuns) {
   const char *const bad[] = {"gss,",
                              "css",
@@ -354,6 +369,8 @@ TEST(ApiTest, BadScheduleStringsAreRefusedBeforeAnythingRuns) {
                              "GSS",
                              "wdah, -1",
                              "wdah, 0",
+                             "wdah, 100001",
+                             "wdah, 1000000000",
                              "equal, 3",
                              "gss(80",
                              "gss 80",
@@ -387,6 +404,7 @@ TEST(ApiTest, ScheduleStringsParseToWhatTheySay) {
   EXPECT_EQ(fpm::parseLoopSchedule("css, 4").chunk, 4);
   EXPECT_EQ(fpm::parseLoopSchedule("css(4)").text, "css(4)");
   EXPECT_EQ(fpm::parseLoopSchedule("wdah, 7").backtrack, 7);
+  EXPECT_EQ(fpm::parseLoopSchedule("wdah, 100000").backtrack, 100000);
   EXPECT_EQ(fpm::parseLoopSchedule("wdah_heuristic").partitioner->name,
             "wdah-heuristic");
   EXPECT_TRUE(fpm::parseLoopSchedule("").automatic);
@@ -815,3 +833,76 @@ TEST_F(OnlineProfileTest, ShortCallsAreSampledAtABoundedRate) {
 }
 
 } // namespace
+
+TEST(ApiTest, VerboseIsAFlagReadOneWay) {
+  // FPM_VERBOSE=no turned verbose on: anything but "0" did.
+  const fpm_loop loop = makeLoop("equal");
+  for (const char *off : {"0", "no", "NO", "false", "False", "off", "OFF"}) {
+    SCOPED_TRACE(off);
+    ScopedEnv env("FPM_VERBOSE", off);
+    Coverage coverage(100);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(fpm_parallel_for(&loop, 100, Coverage::body, &coverage), FPM_OK);
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  }
+  std::int64_t trips = 100;
+  for (const char *on : {"1", "yes", "Yes", "true", "TRUE", "on", "On"}) {
+    SCOPED_TRACE(on);
+    ScopedEnv env("FPM_VERBOSE", on);
+    // A trip count of its own, so that its split is described again.
+    Coverage coverage(++trips);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(fpm_parallel_for(&loop, trips, Coverage::body, &coverage),
+              FPM_OK);
+    EXPECT_NE(testing::internal::GetCapturedStderr(), "");
+  }
+  for (const char *bad : {"2", "maybe", "y", "enabled", "-1"}) {
+    SCOPED_TRACE(bad);
+    ScopedEnv env("FPM_VERBOSE", bad);
+    Coverage coverage(100);
+    EXPECT_EQ(fpm_parallel_for(&loop, 100, Coverage::body, &coverage),
+              FPM_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(coverage.calls.load(), 0);
+    EXPECT_EQ(std::string(fpm_last_error()),
+              "FPM_VERBOSE \"" + std::string(bad) +
+                  "\": expected 1, yes, true or on, or 0, no, false or off");
+  }
+}
+
+TEST(ApiTest, StealIsReadOnTheCpuPathToo) {
+  // FPM_STEAL=abc was an error with OpenCL devices and ignored here.
+  const fpm_loop loop = makeLoop("gss");
+  for (const char *good : {"0", "1", "no", "On"}) {
+    SCOPED_TRACE(good);
+    ScopedEnv env("FPM_STEAL", good);
+    Coverage coverage(100);
+    EXPECT_EQ(fpm_parallel_for(&loop, 100, Coverage::body, &coverage), FPM_OK);
+  }
+  ScopedEnv env("FPM_STEAL", "abc");
+  Coverage coverage(100);
+  EXPECT_EQ(fpm_parallel_for(&loop, 100, Coverage::body, &coverage),
+            FPM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(coverage.calls.load(), 0);
+  EXPECT_EQ(std::string(fpm_last_error()),
+            "FPM_STEAL \"abc\": expected 1, yes, true or on, or 0, no, false "
+            "or off");
+}
+
+TEST(Environment, EveryReaderTakesEmptyForUnset) {
+  ScopedEnv empty("FPM_TEST_VARIABLE", "");
+  EXPECT_EQ(fpm::textFromEnvironment("FPM_TEST_VARIABLE"), nullptr);
+  EXPECT_EQ(fpm::integerFromEnvironment("FPM_TEST_VARIABLE", 0, 9),
+            std::nullopt);
+  EXPECT_EQ(fpm::flagFromEnvironment("FPM_TEST_VARIABLE"), std::nullopt);
+  {
+    ScopedEnv unset("FPM_TEST_VARIABLE", std::nullopt);
+    EXPECT_EQ(fpm::textFromEnvironment("FPM_TEST_VARIABLE"), nullptr);
+  }
+  ScopedEnv set("FPM_TEST_VARIABLE", "7");
+  EXPECT_STREQ(fpm::textFromEnvironment("FPM_TEST_VARIABLE"), "7");
+  EXPECT_EQ(fpm::integerFromEnvironment("FPM_TEST_VARIABLE", 0, 9), 7);
+  EXPECT_THROW(fpm::integerFromEnvironment("FPM_TEST_VARIABLE", 0, 5),
+               std::invalid_argument);
+  EXPECT_THROW(fpm::flagFromEnvironment("FPM_TEST_VARIABLE"),
+               std::invalid_argument);
+}

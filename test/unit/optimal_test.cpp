@@ -1,5 +1,6 @@
 //===- optimal_test.cpp - The exact minimum makespan, any packages --------===//
 
+#include "partition/algorithms.hpp"
 #include "partition/partition.hpp"
 
 #include "support/test_profiles.hpp"
@@ -7,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <set>
 
@@ -182,4 +184,38 @@ TEST(Optimal, RemainderAloneWhenLessThanOneGranule) {
   PartitionRequest request{3, 4, 100};
   Distribution d = run("optimal", model, request);
   EXPECT_EQ(d.packages, (std::vector<std::vector<std::int64_t>>{{}, {3}}));
+}
+
+TEST(Optimal, FindsTheFiniteSplitWhenLargePackagesTakeForever) {
+  // A last point's time of 1e308 makes every package past it take longer
+  // than the largest double: the cost model says +inf. optimal and hpopta
+  // took their bound from such a split and returned no packages at all
+  // ("internal error: ... packages sum to 0"), where wdah found 100 packages
+  // of 1 in 100 s.
+  CostModel model({makeProfile("v", {{1, 1.0}, {2, 1e308}})});
+  for (std::int64_t n : {3, 100, 1000}) {
+    const PartitionRequest request{n, 1, 100};
+    const Distribution best = partitionOptimal(model, request);
+    EXPECT_EQ(checkDistribution(best, request, 1), "") << n;
+    EXPECT_EQ(evaluate(model, best).makespan, static_cast<double>(n)) << n;
+    // One package per PE cannot avoid the infinite time, but it must still
+    // hand out every unit.
+    const Distribution one = partitionHpopta(model, request);
+    EXPECT_EQ(checkDistribution(one, request, 1), "") << n;
+  }
+  // Two PEs, each finite only for small packages.
+  CostModel two({makeProfile("a", {{1, 1.0}, {100, 1e308}}),
+                 makeProfile("b", {{1, 1.0}, {100, 1e308}})});
+  const PartitionRequest request{1000, 1, 100};
+  const Distribution split = partitionOptimal(two, request);
+  EXPECT_EQ(checkDistribution(split, request, 2), "");
+  EXPECT_TRUE(std::isfinite(evaluate(two, split).makespan));
+  EXPECT_EQ(checkDistribution(partitionHpopta(two, request), request, 2), "");
+
+  // Nothing finite at all: still every unit, somewhere.
+  CostModel forever({makeProfile("u", {{1, 1e308}})});
+  for (const Partitioner &p : partitioners()) {
+    const Distribution d = partition(p, forever, {5, 1, 100});
+    EXPECT_EQ(checkDistribution(d, {5, 1, 100}, 1), "") << p.name;
+  }
 }

@@ -17,8 +17,11 @@
 #include <cmath>
 #include <fcntl.h>
 #include <filesystem>
+#include <limits>
+#include <random>
 #include <string>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -130,13 +133,14 @@ TEST(ProfileStorePath, EncodesEveryNameToItsOwnFile) {
 TEST(ProfileStoreSamples, BucketsSizesToTheGrain) {
   Samples samples(64);
   samples.add(64, 1.0);
-  samples.add(60, 0.6);  // nearest multiple 64: scaled to 0.64
-  samples.add(100, 2.0); // 1.56 grains: 128, scaled to 2.56
-  samples.add(96, 1.5);  // 1.5 grains round up: 128, scaled to 2.0
-  samples.add(10, 0.1);  // below half a grain: still one grain
-  samples.add(0, 1.0);   // no work: dropped
-  samples.add(64, 0.0);  // no time: dropped
-  samples.add(64, NAN);  // dropped
+  samples.add(60, 0.6);    // nearest multiple 64: scaled to 0.64
+  samples.add(100, 2.0);   // 1.56 grains: 128, scaled to 2.56
+  samples.add(96, 1.5);    // 1.5 grains round up: 128, scaled to 2.0
+  samples.add(10, 0.1);    // below half a grain: still one grain
+  samples.add(0, 1.0);     // no work: dropped
+  samples.add(64, 0.0);    // no time: dropped
+  samples.add(64, NAN);    // dropped
+  samples.add(64, 5e-324); // an infinite speed: dropped
 
   std::vector<ProfilePoint> points = samples.summarize();
   ASSERT_EQ(points.size(), 2u);
@@ -256,6 +260,9 @@ TEST(ProfileStoreMerge, PoolsPointsOfEqualSize) {
 
   ProfilePoint invalid[] = {point(8, 0.0)};
   EXPECT_THROW(mergeProfiles(stored, invalid), std::invalid_argument);
+  // A time whose speed is infinite could not be read back.
+  ProfilePoint tiny[] = {point(8, 5e-324)};
+  EXPECT_THROW(mergeProfiles(stored, tiny), std::invalid_argument);
 }
 
 TEST(ProfileStoreMerge, PoolingSummariesEqualsSummarizingAllSamples) {
@@ -582,5 +589,196 @@ TEST(ProfileStoreConcurrency, ThreadsMergingAtOnceLoseNothing) {
     const ProfilePoint *own = find(merged, 1000 + thread);
     ASSERT_NE(own, nullptr) << thread;
     EXPECT_EQ(own->reps, Merges);
+  }
+}
+
+TEST(ProfileStoreLoad, ADeeplyNestedFileIsReportedNotACrash) {
+  TempDir dir;
+  ProfileStore store(dir.path());
+  constexpr std::size_t Depth = 200000;
+  writeFileAtomically(profilePath(dir.path(), "deep", "cpu"),
+                      R"({"format":"fpm-profile/1","kernel":"deep",)"
+                      R"("device":"cpu","points":[{"size":1,"time":)" +
+                          std::string(Depth, '[') + std::string(Depth, ']') +
+                          "}]}");
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.load("deep", "cpu").has_value());
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("nested more than 64 deep; ignoring it"),
+            std::string::npos)
+      << err;
+  EXPECT_LT(err.size(), 300u);
+}
+
+TEST(ProfileStore, AFifoNamedLikeAProfileIsReportedNotWaitedOn) {
+  // The runtime hung at exit (CPU loops) or at the first call (OpenCL)
+  // opening a FIFO of a profile's name for reading.
+  TempDir dir;
+  ProfileStore store(dir.path());
+  const fs::path file = profilePath(dir.path(), "fifo", "cpu");
+  ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.load("fifo", "cpu").has_value());
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err, "fpm: " + file.string() +
+                     ": not a regular file (a FIFO); ignoring it\n");
+  // A merge reports it, keeps it aside and writes the measurements.
+  testing::internal::CaptureStderr();
+  const std::array fresh{point(4, 1.0)};
+  store.merge("fifo", "cpu", "", fresh);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("not a regular file (a FIFO); replacing it"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(readProfile(file).points.size(), 1u);
+}
+
+TEST(ProfileStoreMerge, SaturatesRatherThanWriteWhatItsReaderRefuses) {
+  // Merging into reps 2^63 - 1 wrote -2^63, and a ci of 1e308 became
+  // null: the next run moved the whole profile aside.
+  constexpr std::int64_t Most = std::numeric_limits<std::int64_t>::max();
+  constexpr double Largest = std::numeric_limits<double>::max();
+  TempDir dir;
+  ProfileStore store(dir.path());
+  Profile stored;
+  stored.kernel = "k";
+  stored.device = "cpu";
+  stored.points = {point(1, 1.0, Most, 1e308), point(2, Largest, 2, 1e308)};
+  writeProfile(profilePath(dir.path(), "k", "cpu"), stored);
+  const std::array fresh{point(1, 2.0, 5, 0.5), point(2, Largest / 2, 3, 1.0)};
+  testing::internal::CaptureStderr();
+  store.merge("k", "cpu", "", fresh);
+  std::optional<Profile> loaded = store.load("k", "cpu");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  ASSERT_TRUE(loaded.has_value());
+  ASSERT_EQ(loaded->points.size(), 2u);
+  EXPECT_EQ(loaded->points[0].reps, Most);
+  EXPECT_DOUBLE_EQ(loaded->points[0].time, 1.0);
+  EXPECT_EQ(loaded->points[0].ci, Largest);
+  EXPECT_EQ(loaded->points[1].reps, 5);
+  // (2 * Largest + 3 * Largest / 2) / 5 without overflowing.
+  EXPECT_DOUBLE_EQ(loaded->points[1].time, 0.7 * Largest);
+  EXPECT_EQ(loaded->points[1].ci, Largest);
+}
+
+namespace {
+
+/// A random point the format allows, extremes often: sizes up to 2^63 - 1,
+/// times from 1e-280 (any size then has a finite speed) to the largest
+/// double, reps up to 2^63 - 1 and ci up to the largest double.
+ProfilePoint randomPoint(std::mt19937_64 &random, std::int64_t size) {
+  constexpr std::int64_t Most = std::numeric_limits<std::int64_t>::max();
+  constexpr double Largest = std::numeric_limits<double>::max();
+  auto pick = [&](int choices) {
+    return std::uniform_int_distribution<int>(0, choices - 1)(random);
+  };
+  auto logUniform = [&](double low, double high) {
+    return std::exp(std::uniform_real_distribution<double>(
+        std::log(low), std::log(high))(random));
+  };
+  ProfilePoint p;
+  p.size = size;
+  switch (pick(5)) {
+  case 0:
+    p.time = Largest;
+    break;
+  case 1:
+    p.time = 1e308;
+    break;
+  case 2:
+    p.time = 1e-280;
+    break;
+  default:
+    p.time = std::min(logUniform(1e-280, 1e308), Largest);
+  }
+  switch (pick(6)) {
+  case 0:
+    break; // no reps
+  case 1:
+    p.reps = 1;
+    break;
+  case 2:
+    p.reps = Most;
+    break;
+  case 3:
+    p.reps = Most - std::uniform_int_distribution<std::int64_t>(0, 10)(random);
+    break;
+  default:
+    p.reps = std::uniform_int_distribution<std::int64_t>(1, Most)(random);
+  }
+  switch (pick(5)) {
+  case 0:
+    break; // no ci
+  case 1:
+    p.ci = 0.0;
+    break;
+  case 2:
+    p.ci = Largest;
+    break;
+  case 3:
+    p.ci = 1e308;
+    break;
+  default:
+    p.ci = logUniform(1e-300, 1e308);
+  }
+  return p;
+}
+
+/// 1..4 points of distinct sizes, drawn from a few small and huge sizes so
+/// that stored and fresh points often meet.
+std::vector<ProfilePoint> randomPoints(std::mt19937_64 &random) {
+  const std::int64_t sizes[] = {1,
+                                2,
+                                3,
+                                1000,
+                                std::numeric_limits<std::int64_t>::max() - 1,
+                                std::numeric_limits<std::int64_t>::max()};
+  std::vector<std::int64_t> chosen(std::begin(sizes), std::end(sizes));
+  std::shuffle(chosen.begin(), chosen.end(), random);
+  chosen.resize(std::uniform_int_distribution<std::size_t>(1, 4)(random));
+  std::sort(chosen.begin(), chosen.end());
+  std::vector<ProfilePoint> points;
+  for (std::int64_t size : chosen)
+    points.push_back(randomPoint(random, size));
+  return points;
+}
+
+} // namespace
+
+TEST(ProfileStoreMerge, WhateverMergeWritesLoadAccepts) {
+  std::mt19937_64 random(20261121);
+  // In memory: what merge would write, read back as load reads it.
+  for (int i = 0; i < 20000; ++i) {
+    Profile stored;
+    stored.kernel = "k";
+    stored.device = "cpu";
+    stored.points = randomPoints(random);
+    ASSERT_EQ(validate(stored), "") << "iteration " << i;
+    std::vector<ProfilePoint> fresh = randomPoints(random);
+    Profile merged = mergeProfiles(stored, fresh);
+    ASSERT_EQ(validate(merged), "") << "iteration " << i;
+    Profile back;
+    ASSERT_NO_THROW(back = parseProfile(formatProfile(merged), "m.json"))
+        << "iteration " << i << ":\n"
+        << formatProfile(merged);
+    ASSERT_EQ(back.points.size(), merged.points.size());
+    for (std::size_t k = 0; k < back.points.size(); ++k) {
+      EXPECT_EQ(back.points[k].time, merged.points[k].time);
+      EXPECT_EQ(back.points[k].reps, merged.points[k].reps);
+      EXPECT_EQ(back.points[k].ci, merged.points[k].ci);
+    }
+  }
+  // Through the store itself: merge under its lock, then load.
+  TempDir dir;
+  ProfileStore store(dir.path());
+  for (int i = 0; i < 200; ++i) {
+    const std::string loop = "loop" + std::to_string(i % 20);
+    std::vector<ProfilePoint> fresh = randomPoints(random);
+    testing::internal::CaptureStderr();
+    store.merge(loop, "cpu", "", fresh);
+    std::optional<Profile> loaded = store.load(loop, "cpu");
+    std::string err = testing::internal::GetCapturedStderr();
+    ASSERT_TRUE(loaded.has_value()) << "iteration " << i << ": " << err;
+    ASSERT_EQ(err, "") << "iteration " << i;
   }
 }

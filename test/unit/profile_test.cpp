@@ -7,6 +7,7 @@
 #include "support/scoped.hpp"
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace fpm;
@@ -106,6 +107,25 @@ TEST(Profile, ErrorsNameTheFileAndTheProblem) {
   }
 }
 
+TEST(Profile, ATimeSoSmallThatTheSpeedIsInfiniteIsRefused) {
+  // 5e-324 is finite and > 0, but size / time is +inf: the plot wrote -inf
+  // coordinates and the partitioners computed with NaN.
+  EXPECT_EQ(
+      errorOf(R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+              R"("points":[{"size":1,"time":1},{"size":2,"time":5e-324}]})"),
+      "bad.json: points[1].time 4.94066e-324 is too small: size 2 / "
+      "time is not a finite speed");
+  EXPECT_NE(errorOf(R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+                    R"("points":[{"size":9000000000000000000,"time":1e-300}]})")
+                .find("is not a finite speed"),
+            std::string::npos);
+  // The smallest times with a finite speed are fine.
+  EXPECT_EQ(errorOf(R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+                    R"("points":[{"size":1,"time":1e-308},)"
+                    R"({"size":9000000000000000000,"time":1e-280}]})"),
+            "");
+}
+
 TEST(Profile, UnreadableFileIsNamed) {
   try {
     readProfile("/nonexistent/fpm/profile.json");
@@ -154,4 +174,120 @@ TEST(Profile, WriteReplacesAtomicallyAndRefusesInvalidProfiles) {
   EXPECT_THROW(writeProfile(dir.path() / "missing" / "p.json",
                             parseProfile(ValidProfile, "x.json")),
                ProfileError);
+}
+
+TEST(Profile, DeepNestingIsAnErrorNotACrash) {
+  // 200,000 levels overflowed the stack of nlohmann's dump(), called to
+  // echo the bad value.
+  constexpr std::size_t Depth = 200000;
+  const std::string nested = std::string(Depth, '[') + std::string(Depth, ']');
+  for (const char *field : {"size", "time"}) {
+    std::string json = R"({"format":"fpm-profile/1","kernel":"k",)"
+                       R"("device":"d","points":[{"size":1,"time":1,")" +
+                       std::string(field) + "\":" + nested + "}]}";
+    // The duplicate key is the nested one: nlohmann keeps the last.
+    std::string message = errorOf(json);
+    EXPECT_EQ(message, "bad.json: invalid JSON: arrays and objects nested "
+                       "more than 64 deep")
+        << field;
+  }
+  // Deep inside an unknown field, too.
+  EXPECT_NE(errorOf(std::string(R"({"extra":)") + nested + "}")
+                .find("nested more than 64 deep"),
+            std::string::npos);
+  // 64 levels are allowed (a valid profile needs 3).
+  std::string fine = std::string(R"({"format":"fpm-profile/1","kernel":"k",)"
+                                 R"("device":"d","extra":)") +
+                     std::string(63, '[') + std::string(63, ']') +
+                     R"(,"points":[{"size":1,"time":1}]})";
+  EXPECT_EQ(errorOf(fine), "");
+}
+
+TEST(Profile, ErrorsEchoOnlyTheStartOfABadValue) {
+  // A megabyte-long value made a megabyte-long error line.
+  const std::string big(1 << 20, '7');
+  struct Case {
+    std::string json, start;
+  } cases[] = {
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+       R"("points":[{"size":")" +
+           big + R"(","time":1}]})",
+       "bad.json: points[0].size must be an integer, got \"7777"},
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+       R"("points":[{"size":1,"time":[)" +
+           [] {
+             std::string items;
+             for (int i = 0; i < 100000; ++i)
+               items += "1,";
+             return items;
+           }() +
+           "1]}]}",
+       "bad.json: points[0].time must be a number, got [1,1,1,"},
+      // nlohmann's own message quotes the token it stopped at.
+      {R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+       R"("points":[{"size":1,"time":)" +
+           std::string(100000, '1') + "}]}",
+       "bad.json: invalid JSON: number overflow parsing '1111"},
+      {R"({"format":")" + big +
+           R"(","kernel":"k","device":"d","points":[{"size":1,"time":1}]})",
+       "bad.json: unsupported format '7777"},
+  };
+  for (const Case &c : cases) {
+    std::string message = errorOf(c.json);
+    EXPECT_EQ(message.rfind(c.start, 0), 0u) << message.substr(0, 200);
+    EXPECT_LT(message.size(), 160u) << message.substr(0, 200);
+    EXPECT_NE(message.find("..."), std::string::npos) << message;
+  }
+  // A short value is echoed whole.
+  EXPECT_EQ(errorOf(R"({"format":"fpm-profile/1","kernel":"k","device":"d",)"
+                    R"("points":[{"size":1.5,"time":1}]})"),
+            "bad.json: points[0].size must be an integer, got 1.5");
+}
+
+namespace {
+
+/// The message readProfile throws for `path`, or "" when it reads.
+std::string readErrorOf(const std::filesystem::path &path) {
+  try {
+    readProfile(path);
+  } catch (const ProfileError &error) {
+    return error.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST(Profile, OnlyRegularFilesAreRead) {
+  // A FIFO named like a profile hung its reader (waiting for a writer), and
+  // /dev/zero never ends.
+  TempDir dir;
+  const std::filesystem::path fifo = dir.path() / "fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(readErrorOf(fifo), fifo.string() + ": not a regular file (a FIFO)");
+  EXPECT_EQ(readErrorOf("/dev/zero"),
+            "/dev/zero: not a regular file (a character device)");
+  // A folder read as empty JSON ("unexpected end of input").
+  EXPECT_EQ(readErrorOf(dir.path()), dir.path().string() + ": is a directory");
+
+  // A link to a profile is followed; one to a FIFO is not read.
+  const std::filesystem::path file = dir.path() / "p.json";
+  writeProfile(file, parseProfile(ValidProfile, "x.json"));
+  std::filesystem::create_symlink(file, dir.path() / "link.json");
+  EXPECT_EQ(readProfile(dir.path() / "link.json").points.size(), 3u);
+  std::filesystem::create_symlink(fifo, dir.path() / "fifo-link.json");
+  EXPECT_EQ(readErrorOf(dir.path() / "fifo-link.json"),
+            (dir.path() / "fifo-link.json").string() +
+                ": not a regular file (a FIFO)");
+}
+
+TEST(Profile, AFileLargerThanAProfileIsNotRead) {
+  TempDir dir;
+  const std::filesystem::path file = dir.path() / "big.json";
+  {
+    std::ofstream out(file);
+    out << std::string(MaxProfileBytes + 1, ' ');
+  }
+  EXPECT_EQ(readErrorOf(file), file.string() + ": larger than " +
+                                   std::to_string(MaxProfileBytes) + " bytes");
 }

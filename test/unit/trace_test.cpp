@@ -23,6 +23,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -256,6 +257,43 @@ TEST_F(TraceTest, UnwritableFileIsReportedOnceOnStderr) {
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_GT(err.size(), head.size() + 1) << "no reason given: " << err;
   EXPECT_FALSE(std::filesystem::exists(bad));
+}
+
+TEST_F(TraceTest, ADeviceIsWrittenNotReplaced) {
+  // As root, FPM_TRACE=/dev/null replaced the device node with a regular
+  // file, and /dev/full's ENOSPC went unreported.
+  struct stat status{};
+  ASSERT_EQ(::lstat("/dev/full", &status), 0);
+  ASSERT_TRUE(S_ISCHR(status.st_mode));
+  trace::setTraceFile("/dev/full");
+  std::int64_t base = trace::now();
+  trace::chunk("trace full", 0, "cpu", 0, 1, base, base + 1);
+  testing::internal::CaptureStderr();
+  trace::flush();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "fpm: cannot write trace '/dev/full': cannot write: No space left "
+            "on device\n");
+  ASSERT_EQ(::lstat("/dev/full", &status), 0);
+  EXPECT_TRUE(S_ISCHR(status.st_mode));
+
+  trace::setTraceFile("/dev/null");
+  testing::internal::CaptureStderr();
+  trace::flush();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  ASSERT_EQ(::lstat("/dev/null", &status), 0);
+  EXPECT_TRUE(S_ISCHR(status.st_mode));
+}
+
+TEST_F(TraceTest, ALinkIsFollowedAndKept) {
+  const std::filesystem::path target = dir_.path() / "target.json";
+  std::filesystem::create_symlink("target.json", dir_.path() / "link.json");
+  trace::setTraceFile(dir_.path() / "link.json");
+  std::int64_t base = trace::now();
+  trace::chunk("trace linked", 0, "cpu", 0, 1, base, base + 1);
+  trace::flush();
+  EXPECT_TRUE(std::filesystem::is_symlink(dir_.path() / "link.json"));
+  EXPECT_EQ(eventsNamed(Json::parse(readAll(target)), "trace linked").size(),
+            1u);
 }
 
 TEST_F(TraceTest, ConcurrentRecordingLosesNothing) {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 using namespace fpm;
@@ -357,5 +358,28 @@ TEST(Wdah, MillionGranulesAreValid) {
        {CostModel(falling), CostModel(rising), CostModel(wide)}) {
     PartitionRequest request{1'000'000, 1, 100};
     EXPECT_EQ(checkDistribution(run("wdah", model, request), request, 8), "");
+  }
+}
+
+TEST(Wdah, TheLargestSizeStaysInInt64) {
+  // N = 2^63 - 1 is 2^63 in doubles: a priority of all of it, rounded up to
+  // a multiple of G, overflowed (UBSan: signed overflow in capFor).
+  constexpr std::int64_t N = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t G = std::int64_t{1} << 43; // N/G = 2^20 - 1
+  CostModel model({makeProfile("a", {{G, 1.0}, {N, 2.0}})});
+  PartitionRequest request{N, G, 100};
+  EXPECT_EQ(checkDistribution(run("wdah", model, request), request, 1), "");
+}
+
+TEST(Wdah, NoProfileGivesAnInfiniteSpeed) {
+  // A time of 5e-324 made size / time infinite: priorities of inf / inf
+  // (NaN) were converted to integers. Such a point is refused, named.
+  try {
+    CostModel model({makeProfile("tiny", {{1, 5e-324}, {2, 1.0}})});
+    ADD_FAILURE() << "a profile with an infinite speed was accepted";
+  } catch (const std::invalid_argument &error) {
+    EXPECT_EQ(std::string(error.what()),
+              "profile of device 'tiny': points[0].time 4.94066e-324 is too "
+              "small: size 1 / time is not a finite speed");
   }
 }

@@ -390,6 +390,9 @@ Result runStatic(const CommandLine &line, const fpm::Partitioner &partitioner,
     request.backtrack = parseInt("--backtrack", *text);
     if (request.backtrack < 1)
       throw UsageError("the backtrack budget B must be >= 1, got " + *text);
+    if (request.backtrack > fpm::MaxBacktrack)
+      throw UsageError("the backtrack budget B must be at most " +
+                       std::to_string(fpm::MaxBacktrack) + ", got " + *text);
   }
   if (line.positional.empty())
     throw UsageError("no PROFILE given: '" + std::string(partitioner.name) +
@@ -398,11 +401,6 @@ Result runStatic(const CommandLine &line, const fpm::Partitioner &partitioner,
   Result result;
   std::vector<fpm::Profile> profiles;
   for (const std::string &path : line.positional) {
-    // A folder opens as a file on Linux and reads as empty JSON: say what
-    // it is instead.
-    std::error_code ignored;
-    if (std::filesystem::is_directory(path, ignored))
-      throw fpm::ProfileError(path + ": is a directory, not a profile");
     profiles.push_back(fpm::readProfile(path));
     if (profiles.back().kernel != profiles.front().kernel &&
         result.warnings.empty())
@@ -651,6 +649,9 @@ constexpr SchemeHelp Schemes[] = {
     {fpm::Scheme::Tss, "trapezoid: linearly from floor(I/2P) down to 1"},
 };
 
+// --help spells the budget's cap out.
+static_assert(fpm::MaxBacktrack == 100'000);
+
 std::string helpText() {
   std::string out =
       R"(fpm-partition - split a data-parallel loop over unlike processors
@@ -690,8 +691,10 @@ OPTIONS
   --algorithm ALG     one of the partitioners or schemes above
   --granularity G     every package is a multiple of G units, except one
                       remainder package when G does not divide N
-                      (default: the smallest size in any profile)
-  --backtrack B       backtrack budget of wdah, B >= 1 (default 100)
+                      (default: the smallest size in any profile); N/G
+                      is at most 32768 for hpopta and optimal, 1048576
+                      for wdah
+  --backtrack B       backtrack budget of wdah, 1 <= B <= 100000 (default 100)
   --workers P         number of workers, P >= 1 (chunk mode)
   --chunk K           chunk size of css, K >= 1 (default 1)
   --alpha A           two-stage scheme: first ceil(I*A/100) iterations are

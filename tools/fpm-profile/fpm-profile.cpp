@@ -128,7 +128,7 @@ EXAMPLES
   fpm-profile --error 0.02 --points 16 --dir profiles -- ./solver
   fpm-profile --show
   fpm-profile --show matmul.rows
-  fpm-profile --plot profiles.svg --dir examples/profiles
+  fpm-profile --plot profiles.svg --dir profiles
 
 EXIT STATUS
   0 on success; 1 when there are no profiles, no profiles of LOOP, the
@@ -284,10 +284,9 @@ int runProgram(const std::vector<std::string> &program,
     argv.push_back(const_cast<char *>(arg.c_str()));
   argv.push_back(nullptr);
 
-  struct sigaction ignore {};
+  struct sigaction ignore{};
   ignore.sa_handler = SIG_IGN;
-  struct sigaction oldInt {
-  }, oldQuit{};
+  struct sigaction oldInt{}, oldQuit{};
   ::sigaction(SIGINT, &ignore, &oldInt);
   ::sigaction(SIGQUIT, &ignore, &oldQuit);
   // The child gets the default dispositions back.
@@ -404,8 +403,7 @@ Result run(std::span<const std::string_view> args) {
     return result;
   }
   try {
-    fpm::writeFileAtomically(*options.plot,
-                             fpm::renderSpeedPlot(listing.loops));
+    fpm::writeUserFile(*options.plot, fpm::renderSpeedPlot(listing.loops));
   } catch (const std::runtime_error &error) {
     throw ProblemError(error.what());
   }

@@ -1,0 +1,56 @@
+//===- support/environment.cpp - FPM_* variables, read one way ------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "support/environment.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace fpm {
+
+const char *textFromEnvironment(const char *name) {
+  const char *text = std::getenv(name);
+  return text && *text ? text : nullptr;
+}
+
+std::optional<long> integerFromEnvironment(const char *name, long low,
+                                           long high) {
+  const char *text = textFromEnvironment(name);
+  if (!text)
+    return std::nullopt;
+  char *end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || errno != 0 || value < low || value > high)
+    throw std::invalid_argument(
+        std::string(name) + " \"" + text + "\": expected an integer from " +
+        std::to_string(low) + " to " + std::to_string(high));
+  return value;
+}
+
+std::optional<bool> flagFromEnvironment(const char *name) {
+  const char *text = textFromEnvironment(name);
+  if (!text)
+    return std::nullopt;
+  std::string lower(text);
+  for (char &c : lower)
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+  for (std::string_view on : {"1", "yes", "true", "on"})
+    if (lower == on)
+      return true;
+  for (std::string_view off : {"0", "no", "false", "off"})
+    if (lower == off)
+      return false;
+  throw std::invalid_argument(std::string(name) + " \"" + text +
+                              "\": expected 1, yes, true or on, or 0, no, "
+                              "false or off");
+}
+
+} // namespace fpm
