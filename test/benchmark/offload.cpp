@@ -29,10 +29,14 @@
 // PoCL gets one compute unit throughout (FPM_OPENCL_CPU_UNITS=1, set before
 // the first call): what the runtime gives it by default beside a team of 2
 // on 2 cores. Every configuration is called once to warm up (program
-// builds, PoCL's compiles per work-group size): the hand-written ones under
-// loop names of their own, the pragma'd copies under theirs, which a pragma
-// fixes; so the co-executed loop's timed calls are its 2nd and later, which
-// split by the speeds its earlier calls measured. Then rounds: each round
+// builds, PoCL's compiles per work-group size) under the loop name of its
+// timed calls: a pragma fixes its loop's name, so unlike fpm-bench-coexec
+// the warm-up cannot have a name of its own, and the hand-written loops are
+// treated alike. A loop's first call has no measured speeds and runs GSS's
+// decreasing chunks; the later ones split by the speeds measured (one PE
+// alone: its whole range, in a few chunks so that copies overlap kernels),
+// and the co-executed loop's timed calls are its 2nd and later. Then
+// rounds: each round
 // calls every configuration once, in turn (in reverse order every other
 // round), so that the drift of a shared machine hits all alike; tables show
 // the median over rounds and the min-max spread. Outputs are poisoned with
@@ -210,7 +214,7 @@ bool runWorkload(Workload &workload, Pragma &pragma, const Options &options,
   pragmad("co-executed: pragma, default devices, CPU thread + PoCL", Copy::All,
           2);
 
-  auto call = [&](Config &config, bool warm) {
+  auto call = [&](Config &config) {
     omp_set_num_threads(config.threads);
     double seconds = 0;
     if (config.kind == Config::Pragmad) {
@@ -221,9 +225,8 @@ bool runWorkload(Workload &workload, Pragma &pragma, const Options &options,
       exactBench.verify(config.label);
     } else {
       std::int64_t cpuRows = 0;
-      seconds =
-          handBench.fpmCall(config.label, config.loop + (warm ? ".warm" : ""),
-                            config.devices, nullptr, cpuRows);
+      seconds = handBench.fpmCall(config.label, config.loop, config.devices,
+                                  nullptr, cpuRows);
       if (std::strcmp(config.devices, "gpu") == 0 && cpuRows > 0) {
         std::fprintf(stderr, "%s: %s, %s: %lld rows ran on the CPU\n", program,
                      workload.name.c_str(), config.label.c_str(),
@@ -235,7 +238,7 @@ bool runWorkload(Workload &workload, Pragma &pragma, const Options &options,
     return seconds;
   };
   for (Config &config : configs)
-    config.first = call(config, true);
+    config.first = call(config);
 
   // The best static split of the pragma'd copies: the sweep's best 3 take
   // part in the rounds.
@@ -262,7 +265,7 @@ bool runWorkload(Workload &workload, Pragma &pragma, const Options &options,
         config.times.push_back(runner.run(config.split));
         exactBench.verify(config.label);
       } else {
-        config.times.push_back(call(config, false));
+        config.times.push_back(call(config));
       }
     }
 
