@@ -36,15 +36,24 @@
 // decreasing chunks; the later ones split by the speeds measured (one PE
 // alone: its whole range, in a few chunks so that copies overlap kernels),
 // and the co-executed loop's timed calls are its 2nd and later. Then
-// rounds: each round
-// calls every configuration once, in turn (in reverse order every other
-// round), so that the drift of a shared machine hits all alike; tables show
-// the median over rounds and the min-max spread. Outputs are poisoned with
-// NaN before every call and checked against a serial reference: bit for bit
-// for everything the pragma generated (the generated kernel is compiled
-// with FP_CONTRACT OFF, this program with -ffp-contract=off), within 1e-4
-// relative for the hand-written matmul kernel (PoCL may contract it to
-// FMA); a wrong result is printed and makes the exit status 1.
+// rounds: each round calls every configuration in turn (in reverse order
+// every other round), so that the drift of a shared machine hits all alike;
+// each generated / hand-written pair twice, ABBA. The pair must run on the
+// same device buffers: on this VM one kernel ran 20% faster on one pooled
+// buffer than on another of the same size, so two kernels on buffers of
+// their own differ by that much. The runtime pools buffers by size and
+// flags, so the stencil's hand-written `out` argument ends where the
+// pragma's section does; and as it hands out the most recently released
+// first, matmul's A and B (same size, both inputs) trade buffers at every
+// call: ABBA gives each kernel both. Tables
+// show the median over all timed calls and their min-max spread.
+//
+// Outputs are poisoned with NaN before every call and checked against a
+// serial reference: bit for bit for everything the pragma generated (the
+// generated kernel is compiled with FP_CONTRACT OFF, this program with
+// -ffp-contract=off), within 1e-4 relative for the hand-written matmul
+// kernel (PoCL may contract it to FMA); a wrong result is printed and makes
+// the exit status 1.
 //
 // Ratios: generated / hand-written (of the medians; per-round ratios' range
 // beside); co-execution efficiency (1 / (1/T_cpu + 1/T_ocl)) / T with T_cpu
@@ -139,7 +148,7 @@ void Generated<Stencil>::run(Copy copy, std::int64_t begin, std::int64_t end) {
 // One workload's table
 //===----------------------------------------------------------------------===//
 
-/// One row of the table, measured one call per round.
+/// One row of the table, measured in every round.
 struct Config {
   enum Kind { Pragmad, HandWritten, Split };
   std::string label;
@@ -149,7 +158,8 @@ struct Config {
   std::string loop;              ///< HandWritten: the loop's name
   int threads = 2;               ///< the OpenMP team
   std::int64_t split = 0;        ///< Split: the rows on OpenCL
-  std::vector<double> times;     ///< one per round
+  std::vector<double> times;     ///< every timed call
+  std::vector<double> rounds;    ///< the sum of each round's calls
   double first = 0;              ///< the warm-up call
 };
 
@@ -162,7 +172,7 @@ Spread spread(const std::vector<double> &values) {
           *std::max_element(values.begin(), values.end())};
 }
 
-/// `a[r] / b[r]` over rounds r.
+/// `a[r] / b[r]` over rounds r (the rounds' sums of two configurations).
 Spread ratios(const std::vector<double> &a, const std::vector<double> &b) {
   std::vector<double> quotients;
   for (std::size_t r = 0; r < a.size(); ++r)
@@ -258,16 +268,29 @@ bool runWorkload(Workload &workload, Pragma &pragma, const Options &options,
     configs.push_back(std::move(config));
   }
 
-  for (int round = 0; round < options.rounds; ++round)
-    for (std::size_t c = 0; c < configs.size(); ++c) {
-      Config &config = configs[round % 2 ? configs.size() - 1 - c : c];
+  // A round: each generated / hand-written pair ABBA, then the rest; every
+  // other round in reverse.
+  std::vector<std::size_t> order = {GeneratedKernel, HandKernel,   HandKernel,
+                                    GeneratedKernel, GeneratedCpu, HandCpu,
+                                    HandCpu,         GeneratedCpu, Coexecuted};
+  for (std::size_t c = Coexecuted + 1; c < configs.size(); ++c)
+    order.push_back(c);
+  for (int round = 0; round < options.rounds; ++round) {
+    for (Config &config : configs)
+      config.rounds.push_back(0);
+    for (std::size_t o = 0; o < order.size(); ++o) {
+      Config &config = configs[order[round % 2 ? order.size() - 1 - o : o]];
+      double seconds = 0;
       if (config.kind == Config::Split) {
-        config.times.push_back(runner.run(config.split));
+        seconds = runner.run(config.split);
         exactBench.verify(config.label);
       } else {
-        config.times.push_back(call(config));
+        seconds = call(config);
       }
+      config.times.push_back(seconds);
+      config.rounds.back() += seconds;
     }
+  }
 
   const Config *best = nullptr;
   for (const Config &config : configs)
@@ -280,7 +303,7 @@ bool runWorkload(Workload &workload, Pragma &pragma, const Options &options,
   summary.generated = spread(configs[GeneratedKernel].times);
   summary.handWritten = spread(configs[HandKernel].times);
   summary.kernelRatio =
-      ratios(configs[GeneratedKernel].times, configs[HandKernel].times);
+      ratios(configs[GeneratedKernel].rounds, configs[HandKernel].rounds);
   summary.cpuAlone = median(configs[GeneratedCpu].times);
   summary.openClAlone = median(configs[GeneratedKernel].times);
   summary.coexecuted = median(configs[Coexecuted].times);
@@ -302,7 +325,7 @@ bool runWorkload(Workload &workload, Pragma &pragma, const Options &options,
                 milliseconds(s.high).c_str(), first.c_str());
   }
   const Spread cpuRatio =
-      ratios(configs[GeneratedCpu].times, configs[HandCpu].times);
+      ratios(configs[GeneratedCpu].rounds, configs[HandCpu].rounds);
   std::printf("\ngenerated / hand-written kernel on PoCL: %.3f (per round "
               "%.3f-%.3f)\n",
               summary.generated.median / summary.handWritten.median,
