@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What the co-execution benchmarks (fpm-bench-coexec, fpm-bench-repeated)
-// share: the workloads (matmul rows, a Perona-Malik stencil sweep; each
-// with its C++ body, its OpenCL kernel and an exact check), one loop call
-// through fpm with its output poisoned before and checked after, the
+// What the co-execution benchmarks (fpm-bench-coexec, fpm-bench-repeated,
+// fpm-bench-offload) share: the workloads (matmul rows, a Perona-Malik stencil
+// sweep; each with its C++ body, its OpenCL kernel and an exact check), one
+// loop call through fpm with its output poisoned before and checked after, the
 // oracle (the best static CPU/OpenCL split, swept; coexec.cpp's header
 // says how), a private profile store, and how busy the machine was.
 // Header-only: each benchmark is one translation unit.
@@ -145,6 +145,17 @@ public:
   virtual void poison() = 0;
   /// "" when the output matches the reference, else what differs.
   virtual std::string check() const = 0;
+  /// The same, bit for bit: for code that evaluates the reference's float
+  /// operations in the same order without contraction.
+  virtual std::string checkExact() const { return check(); }
+  /// The oracle's parts, each run by a thread of its own with 1 OpenMP
+  /// thread (SplitRunner): rows [0, split) on OpenCL alone, and rows
+  /// [split, rows) on the CPU alone, as loop `name`; "" when it ran as
+  /// asked, else what went wrong. By default the workload's kernel and its
+  /// C++ body, through fpm (defined below).
+  virtual std::string runOpenClPart(const std::string &name,
+                                    std::int64_t split);
+  virtual std::string runCpuPart(const std::string &name, std::int64_t split);
 
   fpm_kernel kernel() const {
     fpm_kernel description{};
@@ -223,7 +234,7 @@ inline void matmulRows(const float *a, const float *b, float *c, int n,
   }
 }
 
-class Matmul final : public Workload {
+class Matmul : public Workload {
 public:
   explicit Matmul(int size)
       : n_(size), a_(elements()), b_(elements()), c_(elements()),
@@ -251,19 +262,25 @@ public:
     matmulRows(a_.data(), b_.data(), c_.data(), n_, begin, end);
   }
   void poison() override { std::fill(c_.begin(), c_.end(), Poison); }
-  std::string check() const override {
+  std::string check() const override { return compare(1e-4f); }
+  std::string checkExact() const override { return compare(0); }
+
+protected:
+  std::size_t elements() const { return static_cast<std::size_t>(n_) * n_; }
+
+  /// "" when every element is within `tolerance` relative to the
+  /// reference (0: equal), else the first that is not.
+  std::string compare(float tolerance) const {
     for (std::size_t e = 0; e < c_.size(); ++e) {
       const float want = reference_[e];
-      if (!(std::fabs(c_[e] - want) <= 1e-4f * std::max(1.0f, std::fabs(want))))
+      if (!(std::fabs(c_[e] - want) <=
+            tolerance * std::max(1.0f, std::fabs(want))))
         return "C[" + std::to_string(e / n_) + "][" + std::to_string(e % n_) +
                "] = " + std::to_string(c_[e]) + ", expected " +
                std::to_string(want);
     }
     return "";
   }
-
-private:
-  std::size_t elements() const { return static_cast<std::size_t>(n_) * n_; }
 
   int n_;
   std::vector<float> a_, b_, c_, reference_;
@@ -331,7 +348,7 @@ inline void diffuseRows(const float *in, float *out, int n, float dt,
   }
 }
 
-class Stencil final : public Workload {
+class Stencil : public Workload {
 public:
   Stencil(int interiorRows, int columns)
       : m_(interiorRows), n_(columns), in_(elements()), out_(elements()),
@@ -350,9 +367,12 @@ public:
       x = random.next();
     diffuseRows(in_.data(), reference_.data(), n_, dt_, inverseK2_, 0, m_);
     const auto length = static_cast<std::int64_t>(elements());
+    // `out` as far as the loop writes it, rows 0 .. m (the buffer the
+    // pragma's out(out[i*n : n]) gives, so that fpm-bench-offload's two
+    // kernels get the same pooled device buffers).
     args = {array(FPM_ARG_IN, in_.data(), length, 0, n_, 3 * std::int64_t{n_}),
-            array(FPM_ARG_OUT, out_.data(), length, n_, n_, n_), scalar(n_),
-            scalar(dt_), scalar(inverseK2_)};
+            array(FPM_ARG_OUT, out_.data(), length - n_, n_, n_, n_),
+            scalar(n_), scalar(dt_), scalar(inverseK2_)};
   }
 
   void runRows(std::int64_t begin, std::int64_t end) override {
@@ -370,7 +390,7 @@ public:
     return "";
   }
 
-private:
+protected:
   std::size_t elements() const {
     return (static_cast<std::size_t>(m_) + 2) * static_cast<std::size_t>(n_);
   }
@@ -399,11 +419,39 @@ inline int cpuBody(std::int64_t begin, std::int64_t end, void *context) {
   return 0;
 }
 
+inline std::string Workload::runOpenClPart(const std::string &name,
+                                           std::int64_t split) {
+  std::atomic<std::int64_t> counted{0};
+  fpm_loop loop{};
+  loop.name = name.c_str();
+  loop.devices = "gpu";
+  BodyContext context{this, 0, &counted};
+  const fpm_kernel description = kernel();
+  if (fpm_parallel_for_kernel(&loop, split, cpuBody, &context, &description) !=
+      FPM_OK)
+    return fpm_last_error();
+  return counted.load() > 0 ? "the OpenCL part ran on the CPU" : "";
+}
+
+inline std::string Workload::runCpuPart(const std::string &name,
+                                        std::int64_t split) {
+  std::atomic<std::int64_t> counted{0};
+  fpm_loop loop{};
+  loop.name = name.c_str();
+  loop.devices = "cpu";
+  BodyContext context{this, split, &counted};
+  if (fpm_parallel_for(&loop, rows - split, cpuBody, &context) != FPM_OK)
+    return fpm_last_error();
+  return "";
+}
+
 /// Everything measured for one workload, and whether all results were right.
 class Bench {
 public:
-  /// `quick`: the smoke test's sizes (a coarser oracle sweep).
-  Bench(Workload &workload, bool quick) : workload_(workload), quick_(quick) {}
+  /// `quick`: the smoke test's sizes (a coarser oracle sweep); `exact`:
+  /// verify() wants the reference bit for bit.
+  Bench(Workload &workload, bool quick, bool exact = false)
+      : workload_(workload), quick_(quick), exact_(exact) {}
 
   /// One call of the loop through fpm, its output poisoned before and
   /// checked after; adds the rows the CPU body ran to `cpuRows`.
@@ -434,7 +482,8 @@ public:
   }
 
   void verify(const std::string &label) {
-    const std::string problem = workload_.check();
+    const std::string problem =
+        exact_ ? workload_.checkExact() : workload_.check();
     if (!problem.empty()) {
       std::fprintf(stderr, "%s: %s, %s: wrong result: %s\n", program,
                    workload_.name.c_str(), label.c_str(), problem.c_str());
@@ -449,7 +498,7 @@ public:
 
 private:
   Workload &workload_;
-  bool quick_;
+  bool quick_, exact_;
 };
 
 //===----------------------------------------------------------------------===//
@@ -457,7 +506,8 @@ private:
 //===----------------------------------------------------------------------===//
 
 /// Two threads that stay up across the sweep: one runs rows [0, split) on
-/// OpenCL, the other rows [split, T) on the CPU, each with 1 OpenMP thread.
+/// OpenCL, the other rows [split, T) on the CPU, each with 1 OpenMP thread
+/// (the workload's runOpenClPart and runCpuPart).
 class SplitRunner {
 public:
   explicit SplitRunner(Bench &bench) : bench_(bench) {
@@ -495,25 +545,11 @@ private:
       start_.arrive_and_wait();
       if (stop_)
         return;
-      std::atomic<std::int64_t> counted{0};
-      fpm_loop loop{};
-      loop.name = name.c_str();
-      int status = FPM_OK;
-      if (side == 0 && split_ > 0) {
-        loop.devices = "gpu";
-        BodyContext context{&workload, 0, &counted};
-        const fpm_kernel kernel = workload.kernel();
-        status =
-            fpm_parallel_for_kernel(&loop, split_, cpuBody, &context, &kernel);
-      } else if (side == 1 && split_ < workload.rows) {
-        loop.devices = "cpu";
-        BodyContext context{&workload, split_, &counted};
-        status =
-            fpm_parallel_for(&loop, workload.rows - split_, cpuBody, &context);
-      }
-      errors_[side] = status == FPM_OK ? "" : fpm_last_error();
-      if (side == 0 && counted.load() > 0)
-        errors_[side] = "the OpenCL part ran on the CPU";
+      errors_[side].clear();
+      if (side == 0 && split_ > 0)
+        errors_[side] = workload.runOpenClPart(name, split_);
+      else if (side == 1 && split_ < workload.rows)
+        errors_[side] = workload.runCpuPart(name, split_);
       ends_[side] = Clock::now();
       done_.arrive_and_wait();
     }

@@ -1,0 +1,444 @@
+//===- benchmark/offload.cpp - Generated against hand-written kernels ----===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What a `#pragma fpm partition` loop costs when fpm-rewrite generates its
+// OpenCL C kernel, on a 2-core machine whose only OpenCL device is PoCL (a
+// CPU device). The two loops of fpm-bench-coexec (coexec_bench.hpp: matmul
+// rows, C = A * B in ikj order, and one 9-point Perona-Malik sweep) are
+// written as pragma'd loops in offload_loops.cpp, which the build rewrites
+// with fpm_rewrite_sources; each is measured beside the hand-written kernel
+// and C++ body of coexec_bench.hpp, on the same arrays:
+//
+//   generated kernel    the pragma'd copy with devices(gpu), on PoCL
+//   hand-written kernel coexec_bench.hpp's kernel through
+//                       fpm_parallel_for_kernel, devices "gpu", on PoCL
+//   generated CPU body  the pragma'd copy with devices(cpu), 1 thread (T_cpu)
+//   hand-written body   coexec_bench.hpp's C++ body through fpm_parallel_for,
+//                       devices "cpu", 1 thread
+//   co-executed         the pragma'd copy with the default devices (all) and
+//                       schedule (auto): a team of 2 OpenMP threads, one
+//                       running the CPU body, one feeding PoCL
+//   best static split   the oracle of coexec_bench.hpp over the pragma'd
+//                       copies: devices(gpu) runs rows [0, r*T), devices(cpu)
+//                       the rest, at once on two threads; r swept, its 3 best
+//                       splits measured in the rounds, the best median kept
+//
+// PoCL gets one compute unit throughout (FPM_OPENCL_CPU_UNITS=1, set before
+// the first call): what the runtime gives it by default beside a team of 2
+// on 2 cores. Every configuration is called once to warm up (program
+// builds, PoCL's compiles per work-group size) under the loop name of its
+// timed calls: a pragma fixes its loop's name, so unlike fpm-bench-coexec
+// the warm-up cannot have a name of its own, and the hand-written loops are
+// treated alike. A loop's first call has no measured speeds and runs GSS's
+// decreasing chunks; the later ones split by the speeds measured (one PE
+// alone: its whole range, in a few chunks so that copies overlap kernels),
+// and the co-executed loop's timed calls are its 2nd and later. Then
+// rounds: each round calls every configuration in turn (in reverse order
+// every other round), so that the drift of a shared machine hits all alike;
+// each generated / hand-written pair twice, ABBA. The pair must run on the
+// same device buffers: on this VM one kernel ran 20% faster on one pooled
+// buffer than on another of the same size, so two kernels on buffers of
+// their own differ by that much. The runtime pools buffers by size and
+// flags, so the stencil's hand-written `out` argument ends where the
+// pragma's section does; and as it hands out the most recently released
+// first, matmul's A and B (same size, both inputs) trade buffers at every
+// call: ABBA gives each kernel both. Tables
+// show the median over all timed calls and their min-max spread.
+//
+// Outputs are poisoned with NaN before every call and checked against a
+// serial reference: bit for bit for everything the pragma generated (the
+// generated kernel is compiled with FP_CONTRACT OFF, this program with
+// -ffp-contract=off), within 1e-4 relative for the hand-written matmul
+// kernel (PoCL may contract it to FMA); a wrong result is printed and makes
+// the exit status 1.
+//
+// Ratios: generated / hand-written (of the medians; per-round ratios' range
+// beside); co-execution efficiency (1 / (1/T_cpu + 1/T_ocl)) / T with T_cpu
+// and T_ocl the pragma'd loop alone on each PE; the best single PE
+// min(T_cpu, T_ocl) / T (a speedup); T / the best static split.
+//
+//   fpm-bench-offload [--quick] [--rounds N] [--matmul N] [--stencil M N]
+//                     [--only matmul|stencil]
+//
+// --quick (small sizes, 2 rounds) is the CTest test bench-offload-quick: it
+// checks results, never times. Exit status 77 when there is no CPU OpenCL
+// device (PoCL). FPM_DEVICES and FPM_SCHEDULE are unset: they would
+// override the pragmas.
+//
+//===----------------------------------------------------------------------===//
+
+#include "coexec_bench.hpp"
+#include "offload_loops.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace fpm::bench;
+
+struct Options {
+  bool quick = false;
+  int rounds = 9;
+  int matmulSize = 1280;
+  int stencilRows = 8192;
+  int stencilColumns = 4096;
+  std::string only; ///< "matmul" or "stencil"; empty: both
+};
+
+//===----------------------------------------------------------------------===//
+// The pragma'd loops over a workload's arrays
+//===----------------------------------------------------------------------===//
+
+/// Which copy of a pragma'd loop: its devices clause.
+enum class Copy { Gpu, Cpu, All };
+
+/// A workload whose loop is also in offload_loops.cpp, pragma'd.
+class Pragma {
+public:
+  virtual ~Pragma() = default;
+  /// Logical iterations [begin, end) through copy `copy` of the loop.
+  virtual void run(Copy copy, std::int64_t begin, std::int64_t end) = 0;
+};
+
+/// coexec_bench.hpp's workload (its inputs, reference and hand-written
+/// kernel) with its pragma'd loop; the oracle splits the pragma'd copies.
+template <class Base> class Generated final : public Base, public Pragma {
+public:
+  using Base::Base;
+  void run(Copy copy, std::int64_t begin, std::int64_t end) override;
+  std::string runOpenClPart(const std::string &, std::int64_t split) override {
+    run(Copy::Gpu, 0, split);
+    return ""; // the rewritten code reports a failure and aborts
+  }
+  std::string runCpuPart(const std::string &, std::int64_t split) override {
+    run(Copy::Cpu, split, this->rows);
+    return "";
+  }
+};
+
+template <>
+void Generated<Matmul>::run(Copy copy, std::int64_t begin, std::int64_t end) {
+  auto *loop = copy == Copy::Gpu   ? fpm::bench::offload::matmulGpu
+               : copy == Copy::Cpu ? fpm::bench::offload::matmulCpu
+                                   : fpm::bench::offload::matmulAll;
+  loop(a_.data(), b_.data(), c_.data(), n_, begin, end);
+}
+
+template <>
+void Generated<Stencil>::run(Copy copy, std::int64_t begin, std::int64_t end) {
+  auto *loop = copy == Copy::Gpu   ? fpm::bench::offload::diffuseGpu
+               : copy == Copy::Cpu ? fpm::bench::offload::diffuseCpu
+                                   : fpm::bench::offload::diffuseAll;
+  // Iteration k writes row k + 1.
+  loop(in_.data(), out_.data(), n_, dt_, inverseK2_, begin + 1, end + 1);
+}
+
+//===----------------------------------------------------------------------===//
+// One workload's table
+//===----------------------------------------------------------------------===//
+
+/// One row of the table, measured in every round.
+struct Config {
+  enum Kind { Pragmad, HandWritten, Split };
+  std::string label;
+  Kind kind = Pragmad;
+  Copy copy = Copy::All;         ///< Pragmad: which copy
+  const char *devices = nullptr; ///< HandWritten: fpm_loop::devices
+  std::string loop;              ///< HandWritten: the loop's name
+  int threads = 2;               ///< the OpenMP team
+  std::int64_t split = 0;        ///< Split: the rows on OpenCL
+  std::vector<double> times;     ///< every timed call
+  std::vector<double> rounds;    ///< the sum of each round's calls
+  double first = 0;              ///< the warm-up call
+};
+
+struct Spread {
+  double median, low, high;
+};
+
+Spread spread(const std::vector<double> &values) {
+  return {median(values), *std::min_element(values.begin(), values.end()),
+          *std::max_element(values.begin(), values.end())};
+}
+
+/// `a[r] / b[r]` over rounds r (the rounds' sums of two configurations).
+Spread ratios(const std::vector<double> &a, const std::vector<double> &b) {
+  std::vector<double> quotients;
+  for (std::size_t r = 0; r < a.size(); ++r)
+    quotients.push_back(a[r] / b[r]);
+  return spread(quotients);
+}
+
+/// What the summary table shows of one workload.
+struct Summary {
+  std::string name;
+  Spread generated, handWritten, kernelRatio;
+  double cpuAlone = 0, openClAlone = 0, coexecuted = 0, oracle = 0;
+  double oracleShare = 0;
+};
+
+bool runWorkload(Workload &workload, Pragma &pragma, const Options &options,
+                 std::vector<Summary> &summaries) {
+  // The hand-written kernel's results within a tolerance (matmul), the
+  // pragma'd loops' bit for bit.
+  Bench handBench(workload, options.quick);
+  Bench exactBench(workload, options.quick, /*exact=*/true);
+  const Clock::time_point started = Clock::now();
+  const CpuUse before = CpuUse::now();
+  const std::string prefix = "offload." + workload.name + ".";
+
+  std::vector<Config> configs;
+  auto pragmad = [&](std::string label, Copy copy, int threads) {
+    Config config;
+    config.label = std::move(label);
+    config.copy = copy;
+    config.threads = threads;
+    configs.push_back(std::move(config));
+  };
+  auto handWritten = [&](std::string label, const char *devices, int threads) {
+    Config config;
+    config.label = std::move(label);
+    config.kind = Config::HandWritten;
+    config.devices = devices;
+    config.loop = prefix + "hand." + devices;
+    config.threads = threads;
+    configs.push_back(std::move(config));
+  };
+  enum { GeneratedKernel, HandKernel, GeneratedCpu, HandCpu, Coexecuted };
+  pragmad("generated kernel: pragma, devices(gpu), PoCL (T_ocl)", Copy::Gpu, 2);
+  handWritten("hand-written kernel: fpm_parallel_for_kernel, PoCL", "gpu", 2);
+  pragmad("generated CPU body: pragma, devices(cpu), 1 thread (T_cpu)",
+          Copy::Cpu, 1);
+  handWritten("hand-written C++ body: fpm_parallel_for, 1 thread", "cpu", 1);
+  pragmad("co-executed: pragma, default devices, CPU thread + PoCL", Copy::All,
+          2);
+
+  auto call = [&](Config &config) {
+    omp_set_num_threads(config.threads);
+    double seconds = 0;
+    if (config.kind == Config::Pragmad) {
+      workload.poison();
+      const Clock::time_point start = Clock::now();
+      pragma.run(config.copy, 0, workload.rows);
+      seconds = since(start);
+      exactBench.verify(config.label);
+    } else {
+      std::int64_t cpuRows = 0;
+      seconds = handBench.fpmCall(config.label, config.loop, config.devices,
+                                  nullptr, cpuRows);
+      if (std::strcmp(config.devices, "gpu") == 0 && cpuRows > 0) {
+        std::fprintf(stderr, "%s: %s, %s: %lld rows ran on the CPU\n", program,
+                     workload.name.c_str(), config.label.c_str(),
+                     static_cast<long long>(cpuRows));
+        handBench.ok = false;
+      }
+    }
+    omp_set_num_threads(2);
+    return seconds;
+  };
+  for (Config &config : configs)
+    config.first = call(config);
+
+  // The best static split of the pragma'd copies: the sweep's best 3 take
+  // part in the rounds.
+  SplitRunner runner(exactBench);
+  const Oracle oracle = findOracle(exactBench, runner);
+  setDeviceUnits("1"); // findOracle unsets it
+  for (std::int64_t split : oracle.candidates) {
+    Config config;
+    config.kind = Config::Split;
+    config.split = split;
+    char label[96];
+    std::snprintf(label, sizeof label,
+                  "static split of the pragma'd copies, OpenCL share %.2f",
+                  static_cast<double>(split) /
+                      static_cast<double>(workload.rows));
+    config.label = label;
+    configs.push_back(std::move(config));
+  }
+
+  // A round: each generated / hand-written pair ABBA, then the rest; every
+  // other round in reverse.
+  std::vector<std::size_t> order = {GeneratedKernel, HandKernel,   HandKernel,
+                                    GeneratedKernel, GeneratedCpu, HandCpu,
+                                    HandCpu,         GeneratedCpu, Coexecuted};
+  for (std::size_t c = Coexecuted + 1; c < configs.size(); ++c)
+    order.push_back(c);
+  for (int round = 0; round < options.rounds; ++round) {
+    for (Config &config : configs)
+      config.rounds.push_back(0);
+    for (std::size_t o = 0; o < order.size(); ++o) {
+      Config &config = configs[order[round % 2 ? order.size() - 1 - o : o]];
+      double seconds = 0;
+      if (config.kind == Config::Split) {
+        seconds = runner.run(config.split);
+        exactBench.verify(config.label);
+      } else {
+        seconds = call(config);
+      }
+      config.times.push_back(seconds);
+      config.rounds.back() += seconds;
+    }
+  }
+
+  const Config *best = nullptr;
+  for (const Config &config : configs)
+    if (config.kind == Config::Split &&
+        (!best || median(config.times) < median(best->times)))
+      best = &config;
+
+  Summary summary;
+  summary.name = workload.name;
+  summary.generated = spread(configs[GeneratedKernel].times);
+  summary.handWritten = spread(configs[HandKernel].times);
+  summary.kernelRatio =
+      ratios(configs[GeneratedKernel].rounds, configs[HandKernel].rounds);
+  summary.cpuAlone = median(configs[GeneratedCpu].times);
+  summary.openClAlone = median(configs[GeneratedKernel].times);
+  summary.coexecuted = median(configs[Coexecuted].times);
+  summary.oracle = median(best->times);
+  summary.oracleShare =
+      static_cast<double>(best->split) / static_cast<double>(workload.rows);
+  const double ideal = 1 / (1 / summary.cpuAlone + 1 / summary.openClAlone);
+
+  std::printf("### %s\n\n", workload.title.c_str());
+  std::printf("| configuration | median ms | min-max ms | warm-up ms |\n");
+  std::printf("| --- | ---: | ---: | ---: |\n");
+  for (const Config &config : configs) {
+    const Spread s = spread(config.times);
+    const std::string first =
+        config.kind == Config::Split ? "-" : milliseconds(config.first);
+    std::printf("| %s%s | %s | %s-%s | %s |\n", config.label.c_str(),
+                &config == best ? " (best)" : "",
+                milliseconds(s.median).c_str(), milliseconds(s.low).c_str(),
+                milliseconds(s.high).c_str(), first.c_str());
+  }
+  const Spread cpuRatio =
+      ratios(configs[GeneratedCpu].rounds, configs[HandCpu].rounds);
+  std::printf("\ngenerated / hand-written kernel on PoCL: %.3f (per round "
+              "%.3f-%.3f)\n",
+              summary.generated.median / summary.handWritten.median,
+              summary.kernelRatio.low, summary.kernelRatio.high);
+  std::printf("generated / hand-written CPU body, 1 thread: %.3f (per round "
+              "%.3f-%.3f)\n",
+              summary.cpuAlone / median(configs[HandCpu].times), cpuRatio.low,
+              cpuRatio.high);
+  std::printf(
+      "co-executed pragma loop: %s ms; efficiency (1/(1/T_cpu + "
+      "1/T_ocl)) / T = %.3f; best single PE / T = %.2fx; T / best "
+      "static split = %.3f\n",
+      milliseconds(summary.coexecuted).c_str(), ideal / summary.coexecuted,
+      std::min(summary.cpuAlone, summary.openClAlone) / summary.coexecuted,
+      summary.coexecuted / summary.oracle);
+  std::printf("oracle sweep, %d splits (OpenCL share: ms):", oracle.points);
+  for (const auto &[split, seconds] : oracle.sweep)
+    std::printf(" %.2f: %s",
+                static_cast<double>(split) / static_cast<double>(workload.rows),
+                milliseconds(seconds).c_str());
+  std::printf("\n%s\n\n", machineNote(before, started).c_str());
+  std::fflush(stdout);
+  summaries.push_back(summary);
+  return handBench.ok && exactBench.ok;
+}
+
+void printSummary(const std::vector<Summary> &summaries) {
+  std::printf("### Summary (medians, ms)\n\n");
+  std::printf("| loop | generated kernel | hand-written kernel | generated / "
+              "hand-written | T_cpu | T_ocl | co-executed T | best static "
+              "split | efficiency | best single PE / T | T / best static "
+              "split |\n");
+  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+              "| ---: | ---: |\n");
+  for (const Summary &s : summaries) {
+    const double ideal = 1 / (1 / s.cpuAlone + 1 / s.openClAlone);
+    std::printf(
+        "| %s | %s | %s | %.3f (%.3f-%.3f) | %s | %s | %s | %s "
+        "(share %.2f) | %.3f | %.2fx | %.3f |\n",
+        s.name.c_str(), milliseconds(s.generated.median).c_str(),
+        milliseconds(s.handWritten.median).c_str(),
+        s.generated.median / s.handWritten.median, s.kernelRatio.low,
+        s.kernelRatio.high, milliseconds(s.cpuAlone).c_str(),
+        milliseconds(s.openClAlone).c_str(), milliseconds(s.coexecuted).c_str(),
+        milliseconds(s.oracle).c_str(), s.oracleShare, ideal / s.coexecuted,
+        std::min(s.cpuAlone, s.openClAlone) / s.coexecuted,
+        s.coexecuted / s.oracle);
+  }
+  std::printf("\n");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  program = "fpm-bench-offload";
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      options.quick = true;
+      options.rounds = 2;
+      options.matmulSize = 128;
+      options.stencilRows = 256;
+      options.stencilColumns = 256;
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc &&
+               (std::strcmp(argv[i + 1], "matmul") == 0 ||
+                std::strcmp(argv[i + 1], "stencil") == 0)) {
+      options.only = argv[++i];
+    } else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+      options.rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--matmul") == 0 && i + 1 < argc) {
+      options.matmulSize = std::max(64, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--stencil") == 0 && i + 2 < argc) {
+      options.stencilRows = std::max(64, std::atoi(argv[++i]));
+      options.stencilColumns = std::max(3, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr,
+                   "usage: fpm-bench-offload [--quick] [--rounds N] "
+                   "[--matmul N] [--stencil M N] [--only matmul|stencil]\n");
+      return 2;
+    }
+  }
+  // They would override the pragmas' devices and schedules.
+  for (const char *variable : {"FPM_DEVICES", "FPM_SCHEDULE"})
+    if (std::getenv(variable)) {
+      std::fprintf(stderr, "fpm-bench-offload: ignoring %s\n", variable);
+      unsetenv(variable);
+    }
+  const PrivateProfiles profiles;
+  if (!cpuDevice()) {
+    std::printf("fpm-bench-offload: no CPU OpenCL device (PoCL): skipped\n");
+    return 77; // CTest's SKIP_RETURN_CODE
+  }
+  setDeviceUnits("1");
+  omp_set_num_threads(2);
+  std::printf("fpm-bench-offload: %d cores, PoCL on 1 compute unit, %d "
+              "rounds after a warm-up%s\n\n",
+              omp_get_num_procs(), options.rounds,
+              options.quick ? " (--quick)" : "");
+  if (omp_get_num_procs() != 2)
+    std::printf("(written for 2 cores: the co-executed loop runs on a team "
+                "of 2 threads)\n\n");
+  bool ok = true;
+  std::vector<Summary> summaries;
+  if (options.only.empty() || options.only == "matmul") {
+    Generated<Matmul> matmul(options.matmulSize);
+    ok = runWorkload(matmul, matmul, options, summaries) && ok;
+  }
+  if (options.only.empty() || options.only == "stencil") {
+    Generated<Stencil> stencil(options.stencilRows, options.stencilColumns);
+    ok = runWorkload(stencil, stencil, options, summaries) && ok;
+  }
+  printSummary(summaries);
+  if (!ok)
+    std::fprintf(stderr, "fpm-bench-offload: some results were wrong\n");
+  return ok ? 0 : 1;
+}
