@@ -87,13 +87,8 @@ struct Row {
   double cpuShare = 0;
 };
 
-struct Options {
-  bool quick = false;
+struct Options : WorkloadOptions {
   int calls = 7;
-  int matmulSize = 1280;
-  int stencilRows = 8192;
-  int stencilColumns = 4096;
-  std::string only; ///< "matmul" or "stencil"; empty: both
 };
 
 //===----------------------------------------------------------------------===//
@@ -465,23 +460,12 @@ int main(int argc, char **argv) {
   program = "fpm-bench-coexec";
   Options options;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      options.quick = true;
-      options.calls = 3;
-      options.matmulSize = 128;
-      options.stencilRows = 256;
-      options.stencilColumns = 256;
-    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc &&
-               (std::strcmp(argv[i + 1], "matmul") == 0 ||
-                std::strcmp(argv[i + 1], "stencil") == 0)) {
-      options.only = argv[++i];
+    const bool quick = std::strcmp(argv[i], "--quick") == 0;
+    if (parseWorkloadOption(argc, argv, i, options)) {
+      if (quick)
+        options.calls = 3;
     } else if (std::strcmp(argv[i], "--calls") == 0 && i + 1 < argc) {
       options.calls = std::max(2, std::atoi(argv[++i]));
-    } else if (std::strcmp(argv[i], "--matmul") == 0 && i + 1 < argc) {
-      options.matmulSize = std::max(64, std::atoi(argv[++i]));
-    } else if (std::strcmp(argv[i], "--stencil") == 0 && i + 2 < argc) {
-      options.stencilRows = std::max(64, std::atoi(argv[++i]));
-      options.stencilColumns = std::max(3, std::atoi(argv[++i]));
     } else {
       std::fprintf(stderr,
                    "usage: fpm-bench-coexec [--quick] [--calls N] "
@@ -490,11 +474,7 @@ int main(int argc, char **argv) {
     }
   }
   // The configurations choose devices and schedules per loop.
-  for (const char *variable : {"FPM_DEVICES", "FPM_SCHEDULE"})
-    if (std::getenv(variable)) {
-      std::fprintf(stderr, "fpm-bench-coexec: ignoring %s\n", variable);
-      unsetenv(variable);
-    }
+  clearOverrides();
   const PrivateProfiles profiles;
   if (!cpuDevice()) {
     std::printf("fpm-bench-coexec: no CPU OpenCL device (PoCL): skipped\n");

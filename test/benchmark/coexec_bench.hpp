@@ -40,6 +40,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -617,6 +618,52 @@ inline Oracle findOracle(Bench &bench, SplitRunner &runner) {
   oracle.points = static_cast<int>(measured.size());
   oracle.sweep = measured;
   return oracle;
+}
+
+/// The workloads both CPU/OpenCL benchmarks (fpm-bench-coexec and
+/// fpm-bench-offload) run, and how big.
+struct WorkloadOptions {
+  bool quick = false;
+  int matmulSize = 1280;
+  int stencilRows = 8192;
+  int stencilColumns = 4096;
+  std::string only; ///< "matmul" or "stencil"; empty: both
+};
+
+/// Reads the workload option at argv[i] (`--quick`, `--only W`, `--matmul
+/// N`, `--stencil M N`), moving i past its values; false if it is none.
+inline bool parseWorkloadOption(int argc, char **argv, int &i,
+                                WorkloadOptions &options) {
+  const std::string_view arg = argv[i];
+  const bool hasValue = i + 1 < argc;
+  if (arg == "--quick") {
+    options.quick = true;
+    options.matmulSize = 128;
+    options.stencilRows = 256;
+    options.stencilColumns = 256;
+  } else if (arg == "--only" && hasValue &&
+             (std::string_view(argv[i + 1]) == "matmul" ||
+              std::string_view(argv[i + 1]) == "stencil")) {
+    options.only = argv[++i];
+  } else if (arg == "--matmul" && hasValue) {
+    options.matmulSize = std::max(64, std::atoi(argv[++i]));
+  } else if (arg == "--stencil" && i + 2 < argc) {
+    options.stencilRows = std::max(64, std::atoi(argv[++i]));
+    options.stencilColumns = std::max(3, std::atoi(argv[++i]));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// Unsets FPM_DEVICES and FPM_SCHEDULE, which would override the devices
+/// and schedules the configurations choose, saying so.
+inline void clearOverrides() {
+  for (const char *variable : {"FPM_DEVICES", "FPM_SCHEDULE"})
+    if (std::getenv(variable)) {
+      std::fprintf(stderr, "%s: ignoring %s\n", program, variable);
+      unsetenv(variable);
+    }
 }
 
 /// The first CPU OpenCL device (PoCL), or null.

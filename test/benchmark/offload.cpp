@@ -87,13 +87,8 @@ namespace {
 
 using namespace fpm::bench;
 
-struct Options {
-  bool quick = false;
+struct Options : WorkloadOptions {
   int rounds = 9;
-  int matmulSize = 1280;
-  int stencilRows = 8192;
-  int stencilColumns = 4096;
-  std::string only; ///< "matmul" or "stencil"; empty: both
 };
 
 //===----------------------------------------------------------------------===//
@@ -383,23 +378,12 @@ int main(int argc, char **argv) {
   program = "fpm-bench-offload";
   Options options;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      options.quick = true;
-      options.rounds = 2;
-      options.matmulSize = 128;
-      options.stencilRows = 256;
-      options.stencilColumns = 256;
-    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc &&
-               (std::strcmp(argv[i + 1], "matmul") == 0 ||
-                std::strcmp(argv[i + 1], "stencil") == 0)) {
-      options.only = argv[++i];
+    const bool quick = std::strcmp(argv[i], "--quick") == 0;
+    if (parseWorkloadOption(argc, argv, i, options)) {
+      if (quick)
+        options.rounds = 2;
     } else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
       options.rounds = std::max(1, std::atoi(argv[++i]));
-    } else if (std::strcmp(argv[i], "--matmul") == 0 && i + 1 < argc) {
-      options.matmulSize = std::max(64, std::atoi(argv[++i]));
-    } else if (std::strcmp(argv[i], "--stencil") == 0 && i + 2 < argc) {
-      options.stencilRows = std::max(64, std::atoi(argv[++i]));
-      options.stencilColumns = std::max(3, std::atoi(argv[++i]));
     } else {
       std::fprintf(stderr,
                    "usage: fpm-bench-offload [--quick] [--rounds N] "
@@ -408,11 +392,7 @@ int main(int argc, char **argv) {
     }
   }
   // They would override the pragmas' devices and schedules.
-  for (const char *variable : {"FPM_DEVICES", "FPM_SCHEDULE"})
-    if (std::getenv(variable)) {
-      std::fprintf(stderr, "fpm-bench-offload: ignoring %s\n", variable);
-      unsetenv(variable);
-    }
+  clearOverrides();
   const PrivateProfiles profiles;
   if (!cpuDevice()) {
     std::printf("fpm-bench-offload: no CPU OpenCL device (PoCL): skipped\n");
