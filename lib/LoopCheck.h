@@ -1,0 +1,368 @@
+//===- LoopCheck.h - The state of one loop's checks -------------*- C++ -*-===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Private to LoopChecker.cpp and SectionChecks.cpp: the one walk of a loop's
+// body (LoopCheck) and what it records, which the DOALL checks
+// (LoopChecker.cpp) and the data-section checks (SectionChecks.cpp) both
+// read, and the small AST helpers they share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FPM_LIB_LOOPCHECK_H
+#define FPM_LIB_LOOPCHECK_H
+
+#include "IntPoly.h"
+#include "LoopChecker.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <optional>
+
+namespace fpm::detail {
+
+using namespace clang;
+
+using Level = DiagnosticsEngine::Level;
+
+inline const VarDecl *referencedVar(const Expr *E) {
+  if (!E)
+    return nullptr;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts()))
+    return dyn_cast<VarDecl>(DRE->getDecl());
+  return nullptr;
+}
+
+/// A binary operator, built in or (in templates) an overloaded operator call.
+struct BinaryView {
+  BinaryOperatorKind Op;
+  const Expr *LHS, *RHS;
+};
+
+inline std::optional<BinaryView> asBinary(const Expr *E) {
+  if (!E)
+    return std::nullopt;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *BO = dyn_cast<BinaryOperator>(E))
+    return BinaryView{BO->getOpcode(), BO->getLHS(), BO->getRHS()};
+  const auto *Call = dyn_cast<CXXOperatorCallExpr>(E);
+  if (!Call || Call->getNumArgs() != 2)
+    return std::nullopt;
+  std::optional<BinaryOperatorKind> Op;
+  switch (Call->getOperator()) {
+  case OO_Less:
+    Op = BO_LT;
+    break;
+  case OO_LessEqual:
+    Op = BO_LE;
+    break;
+  case OO_Greater:
+    Op = BO_GT;
+    break;
+  case OO_GreaterEqual:
+    Op = BO_GE;
+    break;
+  case OO_ExclaimEqual:
+    Op = BO_NE;
+    break;
+  case OO_Plus:
+    Op = BO_Add;
+    break;
+  case OO_Minus:
+    Op = BO_Sub;
+    break;
+  case OO_Equal:
+    Op = BO_Assign;
+    break;
+  case OO_PlusEqual:
+    Op = BO_AddAssign;
+    break;
+  case OO_MinusEqual:
+    Op = BO_SubAssign;
+    break;
+  case OO_StarEqual:
+    Op = BO_MulAssign;
+    break;
+  case OO_SlashEqual:
+    Op = BO_DivAssign;
+    break;
+  case OO_PercentEqual:
+    Op = BO_RemAssign;
+    break;
+  case OO_AmpEqual:
+    Op = BO_AndAssign;
+    break;
+  case OO_PipeEqual:
+    Op = BO_OrAssign;
+    break;
+  case OO_CaretEqual:
+    Op = BO_XorAssign;
+    break;
+  case OO_LessLessEqual:
+    Op = BO_ShlAssign;
+    break;
+  case OO_GreaterGreaterEqual:
+    Op = BO_ShrAssign;
+    break;
+  default:
+    return std::nullopt;
+  }
+  return BinaryView{*Op, Call->getArg(0), Call->getArg(1)};
+}
+
+/// ++ and --, built in or overloaded.
+inline std::optional<std::pair<UnaryOperatorKind, const Expr *>>
+asIncDec(const Expr *E) {
+  if (!E)
+    return std::nullopt;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(E))
+    if (UO->isIncrementDecrementOp())
+      return std::make_pair(UO->getOpcode(), UO->getSubExpr());
+  if (const auto *Call = dyn_cast<CXXOperatorCallExpr>(E)) {
+    bool Post = Call->getNumArgs() == 2;
+    if (Call->getOperator() == OO_PlusPlus)
+      return std::make_pair(Post ? UO_PostInc : UO_PreInc, Call->getArg(0));
+    if (Call->getOperator() == OO_MinusMinus)
+      return std::make_pair(Post ? UO_PostDec : UO_PreDec, Call->getArg(0));
+  }
+  return std::nullopt;
+}
+
+inline bool isIntegerVar(const VarDecl *VD) {
+  QualType T = VD->getType();
+  return T->isDependentType() ||
+         (T->isIntegerType() && !T->isBooleanType() && !T.isConstQualified());
+}
+
+/// An index `i`, `i + c`, `c + i` or `i - c` of the loop variable: c.
+inline std::optional<int64_t> loopOffset(const ASTContext &Ctx, const Expr *E,
+                                         const VarDecl *Var) {
+  if (referencedVar(E) == Var)
+    return 0;
+  auto Bin = asBinary(E);
+  if (!Bin || (Bin->Op != BO_Add && Bin->Op != BO_Sub))
+    return std::nullopt;
+  const Expr *C = nullptr;
+  if (referencedVar(Bin->LHS) == Var)
+    C = Bin->RHS;
+  else if (Bin->Op == BO_Add && referencedVar(Bin->RHS) == Var)
+    C = Bin->LHS;
+  if (!C || C->isValueDependent())
+    return std::nullopt;
+  Expr::EvalResult R;
+  if (!C->EvaluateAsInt(R, Ctx))
+    return std::nullopt;
+  int64_t V = R.Val.getInt().getSExtValue();
+  return Bin->Op == BO_Sub ? -V : V;
+}
+
+/// The body of a loop statement; null for anything else.
+inline const Stmt *loopBody(const Stmt *S) {
+  if (const auto *F = dyn_cast<ForStmt>(S))
+    return F->getBody();
+  if (const auto *W = dyn_cast<WhileStmt>(S))
+    return W->getBody();
+  if (const auto *D = dyn_cast<DoStmt>(S))
+    return D->getBody();
+  if (const auto *R = dyn_cast<CXXForRangeStmt>(S))
+    return R->getBody();
+  return nullptr;
+}
+
+/// The variable a `for` statement's init declares or assigns, and the value
+/// it starts from.
+inline std::pair<const VarDecl *, const Expr *> initVar(const ForStmt *L) {
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(L->getInit())) {
+    if (DS->isSingleDecl())
+      if (const auto *VD = dyn_cast<VarDecl>(DS->getSingleDecl());
+          VD && VD->getInit())
+        return {VD, VD->getInit()};
+  } else if (auto Bin = asBinary(dyn_cast_or_null<Expr>(L->getInit()));
+             Bin && Bin->Op == BO_Assign) {
+    if (const VarDecl *VD = referencedVar(Bin->LHS))
+      return {VD, Bin->RHS};
+  }
+  return {nullptr, nullptr};
+}
+
+/// An integer variable whose value the checks can follow.
+inline bool isPlainInteger(const VarDecl *VD) {
+  QualType T = VD->getType();
+  return !T->isDependentType() && !T->isReferenceType() && T->isIntegerType() &&
+         !T->isBooleanType() && !T.isVolatileQualified();
+}
+
+/// A call that can write no memory the loop's arrays may share: a builtin
+/// or a function of the standard library (not a member) taking numbers only
+/// (sqrt, fabs, std::min).
+inline bool isNumericCall(const CallExpr *Call) {
+  const FunctionDecl *FD = Call->getDirectCallee();
+  if (!FD || FD->isVariadic() || isa<CXXMethodDecl>(FD) ||
+      (!FD->getBuiltinID() && !FD->isInStdNamespace()))
+    return false;
+  return llvm::all_of(FD->parameters(), [](const ParmVarDecl *P) {
+    QualType T = P->getType();
+    if (const auto *Ref = T->getAs<ReferenceType>()) {
+      T = Ref->getPointeeType();
+      if (!T.isConstQualified())
+        return false;
+    }
+    return T->isArithmeticType();
+  });
+}
+
+/// One use of an array: `Root[I0][I1]...`.
+struct Subscript {
+  const VarDecl *Root;
+  llvm::SmallVector<const Expr *, 2> Indices;
+  const Expr *At;
+  bool IsWrite;
+  /// A compound assignment, `++` or `--`: the element is read, then written.
+  bool AlsoReads = false;
+  /// In a lambda of the body, which may run at any time, or never.
+  bool InLambda = false;
+  /// The name of Root in it.
+  const DeclRefExpr *RootRef = nullptr;
+};
+
+/// How a subscript uses its element.
+enum class UseKind { Other, Read, Write, ReadWrite };
+
+/// One use of a variable in the body, in evaluation order.
+struct Access {
+  const VarDecl *Var;
+  const Expr *At;
+  bool Reads;
+  bool Writes;
+};
+
+class LoopCheck {
+public:
+  LoopCheck(ASTContext &Ctx, const PartitionPragma &Pragma,
+            const FunctionDecl &Fn, const ForStmt &For)
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), Diags(Ctx.getDiagnostics()),
+        Pragma(Pragma), Fn(Fn), For(For) {}
+
+  bool run(CanonicalLoop &Loop, LoopVariables &Vars);
+  llvm::SmallVector<OutCover, 2> coverOut(const VarDecl &LoopVar);
+
+private:
+  bool checkHeader(CanonicalLoop &Loop);
+  void walk(const Stmt *S);
+  void walkTarget(const Expr *E, bool Reads);
+  void recordSubscript(const ArraySubscriptExpr *ASE, bool IsWrite,
+                       bool AlsoReads = false);
+  void access(const Expr *At, const VarDecl *VD, bool Reads, bool Writes);
+  bool isInside(SourceLocation Loc, SourceRange Range) const;
+  bool isOutsideLoop(const VarDecl *VD) const {
+    return !isInside(VD->getLocation(), For.getSourceRange());
+  }
+  std::string text(const Expr *E) const {
+    return Lexer::getSourceText(
+               CharSourceRange::getTokenRange(E->getSourceRange()), SM,
+               Ctx.getLangOpts())
+        .str();
+  }
+  void reportDependences();
+  bool checkGotos();
+  bool checkInvariant(const Expr *E, StringRef What);
+  bool checkSections(StringRef Clause, ArrayRef<DataSection> Sections);
+  std::optional<const ValueDecl *> visibleDecl(StringRef Name) const;
+
+  // The data clauses against the body's subscripts: what an OpenCL device
+  // would miss (spec/pragma.md, "Offloading").
+  struct ClauseSection {
+    StringRef Clause;
+    const DataSection *Section;
+  };
+  /// The inner loops whose induction variables an index uses.
+  using InnerLoops = llvm::SmallMapVector<const VarDecl *, const ForStmt *, 2>;
+  void checkDataUses();
+  void reportOutsideSection(const VarDecl *Array, const ClauseSection &CS);
+  void reportOutReadBeforeWrite(const VarDecl *Array,
+                                ArrayRef<ClauseSection> Sections);
+  std::optional<IntPoly>
+  offsetInSection(const Subscript &S, const IntPoly &Lower, InnerLoops &Inner);
+  bool provenOutside(const Subscript &S, const IntPoly &Lower,
+                     const IntPoly &Length);
+  UseKind useKind(const Subscript &S) const;
+  bool readsValue(const Expr *E) const;
+  std::optional<IntPoly> sectionPoly(StringRef Text);
+  std::optional<IntPoly> bodyLeaf(const VarDecl *VD, const Stmt *Context,
+                                  InnerLoops *Inner, unsigned Depth);
+  std::optional<int64_t> constantValue(const VarDecl *VD) const;
+  bool isInvariant(const VarDecl *VD);
+  bool onlyRead(const Stmt *Root, const VarDecl *VD) const;
+  const Stmt *parentOf(const Stmt *S) const;
+  const ForStmt *inductionLoop(const VarDecl *VD, const Stmt *Context) const;
+  llvm::SmallVector<const Stmt *, 4> enclosingLoops(const Stmt *S) const;
+  bool evaluatedEachTime(const Stmt *Body, const Stmt *E) const;
+  bool runsThrough(const Stmt *Body) const;
+  bool
+  writesAreVisible(const llvm::DenseSet<const VarDecl *> &ClauseArrays) const;
+  /// The values of a `for` loop's variable: First to First + Count - 1.
+  struct UnitRange {
+    IntPoly First, Count;
+  };
+  std::optional<UnitRange> unitRange(const ForStmt *L, const VarDecl *V);
+
+  // Whether an iteration writes every element of an out section.
+  /// A `for` loop of the body around a write, and the values of its
+  /// variable.
+  struct InnerRange {
+    const ForStmt *Loop;
+    const VarDecl *Var;
+    UnitRange Range;
+  };
+  OutCover coverSection(const DataSection &Section);
+  std::optional<std::string>
+  whyNotEachIteration(const Subscript &S,
+                      llvm::SmallVectorImpl<InnerRange> &Ranges);
+  std::optional<std::string> whyNotCovering(const Subscript &S,
+                                            ArrayRef<InnerRange> Ranges,
+                                            const IntPoly &Lower,
+                                            const IntPoly &Length);
+
+  ASTContext &Ctx;
+  SourceManager &SM;
+  DiagnosticsEngine &Diags;
+  const PartitionPragma &Pragma;
+  const FunctionDecl &Fn;
+  const ForStmt &For;
+  const VarDecl *Var = nullptr;
+  bool Ok = true;
+  /// Walk without reporting (checkOutCover: the loop was checked before).
+  bool Quiet = false;
+
+  // The walk's state and findings.
+  unsigned LoopDepth = 0, SwitchDepth = 0, LambdaDepth = 0;
+  llvm::SmallVector<Access, 32> Accesses;
+  llvm::SmallVector<Subscript, 16> Subscripts;
+  llvm::SmallSetVector<const VarDecl *, 4> NestedInductionVars;
+  llvm::SmallVector<const GotoStmt *, 2> Gotos;
+  /// isInvariant's answers.
+  llvm::DenseMap<const VarDecl *, bool> Invariant;
+  /// parentOf's map, built on first use.
+  mutable llvm::DenseMap<const Stmt *, const Stmt *> Parents;
+};
+
+} // namespace fpm::detail
+
+#endif // FPM_LIB_LOOPCHECK_H

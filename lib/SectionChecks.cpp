@@ -1,0 +1,831 @@
+//===- SectionChecks.cpp - What a device would lose of the data clauses ---===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The checks of LoopCheck (LoopCheck.h) that read the data clauses against
+// the body: a subscript provably outside its section and an out array read
+// before it is written (warnings), and whether an iteration writes each out
+// section whole (OutCover, for the kernel's copies). Each proves with
+// integer polynomials (IntPoly.h) or stays silent. The three share the
+// readers of the walk's record (what runs on every iteration, the inner
+// loops' ranges, which names are invariant), which is why they stay in one
+// file of more than 600 lines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoopCheck.h"
+
+using namespace clang;
+
+namespace fpm::detail {
+/// The statement S is a child of, in the function's body as children()
+/// sees it (the tree walk() walks: a declaration's initializer and a VLA's
+/// size are children of its DeclStmt, an initializer list is its semantic
+/// form); null outside it.
+const Stmt *LoopCheck::parentOf(const Stmt *S) const {
+  if (Parents.empty() && Fn.getBody()) {
+    llvm::SmallVector<const Stmt *, 64> Work{Fn.getBody()};
+    while (!Work.empty()) {
+      const Stmt *P = Work.pop_back_val();
+      for (const Stmt *Child : P->children())
+        if (Child && Parents.try_emplace(Child, P).second)
+          Work.push_back(Child);
+    }
+  }
+  return Parents.lookup(S);
+}
+
+UseKind LoopCheck::useKind(const Subscript &S) const {
+  if (S.InLambda || !S.RootRef || S.Indices.empty() ||
+      S.At->isInstantiationDependent() || !S.At->getType()->isScalarType())
+    return UseKind::Other;
+  if (S.IsWrite)
+    return S.AlsoReads ? UseKind::ReadWrite : UseKind::Write;
+  return readsValue(S.At) ? UseKind::Read : UseKind::Other;
+}
+
+/// The value of E, an lvalue, is read where E stands, and nothing else is
+/// done with it: an lvalue-to-rvalue conversion, or an argument of a
+/// numeric call (std::min binds a reference to const).
+bool LoopCheck::readsValue(const Expr *E) const {
+  const Stmt *Cur = E;
+  const Stmt *P = parentOf(Cur);
+  auto IsNoOp = [](const Stmt *S) {
+    const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(S);
+    return Cast && Cast->getCastKind() == CK_NoOp;
+  };
+  for (; isa_and_nonnull<ParenExpr>(P) || IsNoOp(P); Cur = P, P = parentOf(P))
+    ;
+  if (const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(P))
+    return Cast->getCastKind() == CK_LValueToRValue;
+  if (const auto *Call = dyn_cast_or_null<CallExpr>(P))
+    return Cur != Call->getCallee() && isNumericCall(Call);
+  return false;
+}
+
+/// Every use of VD in Root reads its value.
+bool LoopCheck::onlyRead(const Stmt *Root, const VarDecl *VD) const {
+  llvm::SmallVector<const Stmt *, 32> Work{Root};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S);
+        DRE && DRE->getDecl() == VD && !readsValue(DRE))
+      return false;
+    llvm::append_range(Work, S->children());
+  }
+  return true;
+}
+
+std::optional<int64_t> LoopCheck::constantValue(const VarDecl *VD) const {
+  if (!isPlainInteger(VD) || !VD->getType().isConstQualified())
+    return std::nullopt;
+  const Expr *Init = VD->getAnyInitializer();
+  Expr::EvalResult R;
+  if (!Init || Init->isInstantiationDependent() ||
+      !Init->EvaluateAsInt(R, Ctx) || !R.Val.getInt().isRepresentableByInt64())
+    return std::nullopt;
+  return R.Val.getInt().getExtValue();
+}
+
+/// VD, a local or a parameter declared outside the loop, keeps its value
+/// through the loop: the loop only reads it, and nothing may write it behind
+/// the function's back (its address is never taken, no reference is bound to
+/// it, no lambda assigns it).
+bool LoopCheck::isInvariant(const VarDecl *VD) {
+  if (auto It = Invariant.find(VD); It != Invariant.end())
+    return It->second;
+  auto Check = [&] {
+    if (VD == Var || !isPlainInteger(VD) ||
+        !(isa<ParmVarDecl>(VD) || VD->hasLocalStorage()) ||
+        !isOutsideLoop(VD) || !Fn.getBody() || !onlyRead(&For, VD))
+      return false;
+    llvm::SmallVector<const Stmt *, 64> Work{Fn.getBody()};
+    while (!Work.empty()) {
+      const Stmt *S = Work.pop_back_val();
+      if (!S || S == &For)
+        continue;
+      llvm::append_range(Work, S->children());
+      const auto *DRE = dyn_cast<DeclRefExpr>(S);
+      if (!DRE || DRE->getDecl() != VD || readsValue(DRE))
+        continue;
+      if (DRE->refersToEnclosingVariableOrCapture())
+        return false;
+      const Stmt *P = parentOf(DRE);
+      while (isa_and_nonnull<ParenExpr>(P))
+        P = parentOf(P);
+      if (const auto *BO = dyn_cast_or_null<BinaryOperator>(P);
+          BO && BO->isAssignmentOp() && BO->getLHS()->IgnoreParens() == DRE)
+        continue;
+      if (const auto *UO = dyn_cast_or_null<UnaryOperator>(P);
+          UO && UO->isIncrementDecrementOp())
+        continue;
+      return false;
+    }
+    return true;
+  };
+  bool Result = Check();
+  Invariant[VD] = Result;
+  return Result;
+}
+
+/// The innermost `for` of the body whose init sets VD and whose body holds
+/// Context.
+const ForStmt *LoopCheck::inductionLoop(const VarDecl *VD,
+                                        const Stmt *Context) const {
+  const Stmt *Cur = Context;
+  for (const Stmt *P = parentOf(Cur); P && P != &For; Cur = P, P = parentOf(P))
+    if (const auto *L = dyn_cast<ForStmt>(P);
+        L && L->getBody() == Cur && initVar(L).first == VD)
+      return L;
+  return nullptr;
+}
+
+/// What VD stands for in an index evaluated at Context: the loop variable
+/// and the invariant variables themselves, a constant its value, an
+/// induction variable of an inner loop holding Context itself (recorded in
+/// Inner; none where Inner is null), a local of the body assigned only by
+/// its initializer what it was initialized to.
+std::optional<IntPoly> LoopCheck::bodyLeaf(const VarDecl *VD,
+                                           const Stmt *Context,
+                                           InnerLoops *Inner, unsigned Depth) {
+  if (VD == Var)
+    return IntPoly::variable(VD);
+  if (std::optional<int64_t> C = constantValue(VD))
+    return IntPoly::constant(*C);
+  if (isInvariant(VD))
+    return IntPoly::variable(VD);
+  if (Inner)
+    if (const ForStmt *L = inductionLoop(VD, Context)) {
+      Inner->insert({VD, L});
+      return IntPoly::variable(VD);
+    }
+  if (Depth >= 8 || !isPlainInteger(VD) || isa<ParmVarDecl>(VD) ||
+      !VD->hasLocalStorage() || !VD->getInit() ||
+      !isInside(VD->getLocation(), For.getBody()->getSourceRange()) ||
+      !onlyRead(For.getBody(), VD))
+    return std::nullopt;
+  return intPolyFromExpr(VD->getInit(), Ctx, [&](const VarDecl *W) {
+    return bodyLeaf(W, Context, /*Inner=*/nullptr, Depth + 1);
+  });
+}
+
+/// A bound of a section, `i*n`, as a polynomial: the names are the variables
+/// the loop sees by them, each of which must be the loop variable, a constant
+/// or invariant; a macro is unknown.
+std::optional<IntPoly> LoopCheck::sectionPoly(StringRef Text) {
+  return parseIntPoly(Text, [&](StringRef Name) -> std::optional<IntPoly> {
+    if (Ctx.Idents.get(Name).hadMacroDefinition())
+      return std::nullopt;
+    if (Name == Var->getName())
+      return IntPoly::variable(Var);
+    std::optional<const ValueDecl *> D = visibleDecl(Name);
+    const auto *VD = D ? dyn_cast_or_null<VarDecl>(*D) : nullptr;
+    if (!VD)
+      return std::nullopt;
+    if (std::optional<int64_t> C = constantValue(VD))
+      return IntPoly::constant(*C);
+    if (isInvariant(VD))
+      return IntPoly::variable(VD);
+    return std::nullopt;
+  });
+}
+
+/// The loops of the body around S (not the partitioned loop), innermost
+/// first.
+llvm::SmallVector<const Stmt *, 4>
+LoopCheck::enclosingLoops(const Stmt *S) const {
+  llvm::SmallVector<const Stmt *, 4> Loops;
+  for (const Stmt *P = parentOf(S); P && P != &For; P = parentOf(P))
+    if (loopBody(P))
+      Loops.push_back(P);
+  return Loops;
+}
+
+/// E runs each time Body runs (to its end): nothing between them is
+/// conditional (if, ?:, &&, ||, the body of a loop, a lambda).
+bool LoopCheck::evaluatedEachTime(const Stmt *Body, const Stmt *E) const {
+  for (const Stmt *Cur = E; Cur != Body;) {
+    const Stmt *P = parentOf(Cur);
+    if (!P || P == &For)
+      return false;
+    bool Each = false;
+    if (const auto *CO = dyn_cast<ConditionalOperator>(P))
+      Each = Cur == CO->getCond();
+    else if (const auto *BO = dyn_cast<BinaryOperator>(P))
+      Each = !BO->isLogicalOp() || Cur == BO->getLHS();
+    else if (isa<AbstractConditionalOperator, ChooseExpr, GenericSelectionExpr,
+                 LambdaExpr, BlockExpr, StmtExpr, UnaryExprOrTypeTraitExpr,
+                 CXXTypeidExpr, CXXNoexceptExpr, OpaqueValueExpr>(P))
+      Each = false;
+    else if (isa<Expr, CompoundStmt, DeclStmt, AttributedStmt>(P))
+      Each = true;
+    else if (const auto *If = dyn_cast<IfStmt>(P))
+      Each = Cur == If->getCond() || Cur == If->getInit();
+    else if (const auto *Switch = dyn_cast<SwitchStmt>(P))
+      Each = Cur == Switch->getCond() || Cur == Switch->getInit();
+    else if (const auto *While = dyn_cast<WhileStmt>(P))
+      Each = Cur == While->getCond();
+    else if (const auto *F = dyn_cast<ForStmt>(P))
+      Each = Cur == F->getInit() || Cur == F->getCond();
+    else if (const auto *Do = dyn_cast<DoStmt>(P))
+      Each = Cur == Do->getBody();
+    if (!Each)
+      return false;
+    Cur = P;
+  }
+  return true;
+}
+
+/// Each run of Body, a loop's body, goes from its start to its end: no
+/// break or continue of that loop, no goto, label, case or return, no throw,
+/// no call of a noreturn function or through a pointer.
+bool LoopCheck::runsThrough(const Stmt *Body) const {
+  struct Item {
+    const Stmt *S;
+    unsigned Loops, Switches;
+  };
+  llvm::SmallVector<Item, 32> Work{{Body, 0, 0}};
+  while (!Work.empty()) {
+    auto [S, Loops, Switches] = Work.pop_back_val();
+    if (!S || isa<LambdaExpr, BlockExpr>(S))
+      continue;
+    if (isa<GotoStmt, IndirectGotoStmt, LabelStmt, ReturnStmt, CoreturnStmt,
+            CXXThrowExpr, CXXTryStmt, AsmStmt>(S) ||
+        (isa<BreakStmt>(S) && Loops == 0 && Switches == 0) ||
+        (isa<ContinueStmt>(S) && Loops == 0) ||
+        (isa<SwitchCase>(S) && Switches == 0))
+      return false;
+    if (const auto *Call = dyn_cast<CallExpr>(S)) {
+      const FunctionDecl *FD = Call->getDirectCallee();
+      if (!FD || FD->isNoReturn())
+        return false;
+    }
+    unsigned InLoop = loopBody(S) ? 1 : 0;
+    unsigned InSwitch = isa<SwitchStmt>(S) ? 1 : 0;
+    for (const Stmt *Child : S->children())
+      Work.push_back({Child, Loops + InLoop, Switches + InSwitch});
+  }
+  return true;
+}
+
+/// Every write of the body is to a variable, an element of a clause's array
+/// or of an array of the body's own, and no call can write through a
+/// pointer: a write to a clause's array is one of the body's subscripts.
+bool LoopCheck::writesAreVisible(
+    const llvm::DenseSet<const VarDecl *> &ClauseArrays) const {
+  auto KnownTarget = [&](const Expr *E) {
+    E = E->IgnoreParens();
+    while (const auto *ME = dyn_cast<MemberExpr>(E)) {
+      if (ME->isArrow())
+        return false;
+      E = ME->getBase()->IgnoreParens();
+    }
+    bool Element = false, ThroughPointer = false;
+    while (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
+      Element = true;
+      E = ASE->getBase()->IgnoreParenImpCasts();
+      ThroughPointer |= E->getType()->isPointerType();
+    }
+    const VarDecl *VD = referencedVar(E);
+    if (!VD || VD->getType()->isReferenceType())
+      return false;
+    // An array of the body's own, not a pointer it holds.
+    return !Element || ClauseArrays.count(VD) ||
+           (!ThroughPointer &&
+            isInside(VD->getLocation(), For.getBody()->getSourceRange()));
+  };
+  llvm::SmallVector<const Stmt *, 64> Work{For.getBody()};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    llvm::append_range(Work, S->children());
+    if (const auto *Call = dyn_cast<CallExpr>(S)) {
+      if (!isNumericCall(Call))
+        return false;
+    } else if (const auto *Construct = dyn_cast<CXXConstructExpr>(S)) {
+      if (!Construct->getConstructor()->isTrivial())
+        return false;
+    } else if (isa<CXXNewExpr, CXXDeleteExpr, AsmStmt>(S)) {
+      return false;
+    } else if (const auto *BO = dyn_cast<BinaryOperator>(S);
+               BO && BO->isAssignmentOp()) {
+      if (!KnownTarget(BO->getLHS()))
+        return false;
+    } else if (const auto *UO = dyn_cast<UnaryOperator>(S);
+               UO && UO->isIncrementDecrementOp()) {
+      if (!KnownTarget(UO->getSubExpr()))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// L as `for (V = a; V < b; ++V)` (or `V <= b`, `b > V`, `b >= V`, `V += 1`,
+/// `V = V + 1`, `1 + V`), V a plain integer its body only reads, a and b
+/// polynomials of values that do not change during an iteration of the
+/// partitioned loop: a, and the number of runs, b - a (b - a + 1 with `<=`)
+/// where that is not negative; nullopt for anything else.
+std::optional<LoopCheck::UnitRange> LoopCheck::unitRange(const ForStmt *L,
+                                                         const VarDecl *V) {
+  auto [Init, Start] = initVar(L);
+  if (Init != V || !isPlainInteger(V) || !onlyRead(L->getBody(), V))
+    return std::nullopt;
+  const Expr *Bound = nullptr;
+  bool Inclusive = false;
+  if (auto Test = asBinary(L->getCond())) {
+    if ((Test->Op == BO_LT || Test->Op == BO_LE) &&
+        referencedVar(Test->LHS) == V)
+      Bound = Test->RHS;
+    else if ((Test->Op == BO_GT || Test->Op == BO_GE) &&
+             referencedVar(Test->RHS) == V)
+      Bound = Test->LHS;
+    Inclusive = Test->Op == BO_LE || Test->Op == BO_GE;
+  }
+  bool ByOne = false;
+  if (auto IncDec = asIncDec(L->getInc()))
+    ByOne = (IncDec->first == UO_PreInc || IncDec->first == UO_PostInc) &&
+            referencedVar(IncDec->second) == V;
+  else if (auto Step = asBinary(L->getInc());
+           Step && referencedVar(Step->LHS) == V) {
+    auto IsOne = [&](const Expr *E) {
+      Expr::EvalResult R;
+      return E && !E->isValueDependent() && E->EvaluateAsInt(R, Ctx) &&
+             R.Val.getInt() == 1;
+    };
+    if (Step->Op == BO_AddAssign)
+      ByOne = IsOne(Step->RHS);
+    else if (auto Sum = asBinary(Step->RHS);
+             Step->Op == BO_Assign && Sum && Sum->Op == BO_Add)
+      ByOne = (referencedVar(Sum->LHS) == V && IsOne(Sum->RHS)) ||
+              (referencedVar(Sum->RHS) == V && IsOne(Sum->LHS));
+  }
+  if (!Start || !Bound || !ByOne)
+    return std::nullopt;
+  auto Leaf = [&](const VarDecl *W) {
+    return bodyLeaf(W, L, /*Inner=*/nullptr, 0);
+  };
+  std::optional<IntPoly> First = intPolyFromExpr(Start, Ctx, Leaf);
+  std::optional<IntPoly> End = intPolyFromExpr(Bound, Ctx, Leaf);
+  if (End && Inclusive)
+    End = End->plus(*IntPoly::constant(1));
+  std::optional<IntPoly> Count =
+      First && End ? End->minus(*First) : std::nullopt;
+  if (!Count)
+    return std::nullopt;
+  return UnitRange{std::move(*First), std::move(*Count)};
+}
+
+/// S's first index minus a section's lower bound, with the inner loops
+/// whose variables it uses in Inner; nullopt if it is no integer
+/// polynomial.
+std::optional<IntPoly> LoopCheck::offsetInSection(const Subscript &S,
+                                                  const IntPoly &Lower,
+                                                  InnerLoops &Inner) {
+  std::optional<IntPoly> Index =
+      intPolyFromExpr(S.Indices[0], Ctx, [&](const VarDecl *VD) {
+        return bodyLeaf(VD, S.At, &Inner, 0);
+      });
+  return Index ? Index->minus(Lower) : std::nullopt;
+}
+
+/// S's first index, against the first dimension of a section
+/// `[Lower:Length]`, is outside it each time S runs (constant offset), or
+/// at the first or the last iteration of an inner loop `for (v = a; v < b;
+/// ++v)` that runs S at each.
+bool LoopCheck::provenOutside(const Subscript &S, const IntPoly &Lower,
+                              const IntPoly &Length) {
+  InnerLoops Inner;
+  std::optional<IntPoly> Offset = offsetInSection(S, Lower, Inner);
+  if (!Offset)
+    return false;
+  // An offset of the runs from Min to Max (a constant: Min = Max) is below
+  // 0 or at Length or past it, provably.
+  auto Outside = [&](const std::optional<IntPoly> &Min,
+                     const std::optional<IntPoly> &Max) {
+    if (!Min || !Max)
+      return false;
+    for (const IntPoly *Offset : {&*Min, &*Max}) {
+      if (std::optional<int64_t> Low = Offset->getConstant(); Low && *Low < 0)
+        return true;
+      std::optional<IntPoly> Past = Offset->minus(Length);
+      if (std::optional<int64_t> High =
+              Past ? Past->getConstant() : std::nullopt;
+          High && *High >= 0)
+        return true;
+    }
+    return false;
+  };
+
+  const VarDecl *V = nullptr;
+  const ForStmt *L = nullptr;
+  for (const auto &[W, Loop] : Inner) {
+    if (!Offset->uses(W))
+      continue;
+    if (V)
+      return false;
+    V = W;
+    L = Loop;
+  }
+  if (!V)
+    return Outside(Offset, Offset);
+
+  // Offset = C + K*v, v running from First to Last by 1 in a loop that
+  // leaves only through its test and runs S at each iteration.
+  auto Split = Offset->splitLinear(V);
+  if (!Split || Split->second == 0 || !evaluatedEachTime(L->getBody(), S.At) ||
+      !runsThrough(L->getBody()))
+    return false;
+  std::optional<UnitRange> Range = unitRange(L, V);
+  if (!Range)
+    return false;
+  const IntPoly &First = Range->First;
+  std::optional<IntPoly> Last = First.plus(Range->Count);
+  if (Last)
+    Last = Last->minus(*IntPoly::constant(1));
+  if (!Last)
+    return false;
+  const auto &[C, K] = *Split;
+  std::optional<IntPoly> KP = IntPoly::constant(K);
+  auto At = [&](const IntPoly &Value) -> std::optional<IntPoly> {
+    std::optional<IntPoly> Scaled = KP ? KP->times(Value) : std::nullopt;
+    return Scaled ? C.plus(*Scaled) : std::nullopt;
+  };
+  return K > 0 ? Outside(At(First), At(*Last)) : Outside(At(*Last), At(First));
+}
+
+void LoopCheck::reportOutsideSection(const VarDecl *Array,
+                                     const ClauseSection &CS) {
+  const DataSection &Section = *CS.Section;
+  std::optional<IntPoly> Lower = sectionPoly(Section.Lower);
+  std::optional<IntPoly> Length = sectionPoly(Section.Length);
+  if (!Lower || !Length)
+    return;
+  bool Reads = CS.Clause != "out", Writes = CS.Clause != "in";
+  for (const Subscript &S : Subscripts) {
+    if (S.Root != Array)
+      continue;
+    UseKind Kind = useKind(S);
+    bool Read = (Kind == UseKind::Read || Kind == UseKind::ReadWrite) && Reads;
+    bool Write =
+        (Kind == UseKind::Write || Kind == UseKind::ReadWrite) && Writes;
+    if ((!Read && !Write) || !provenOutside(S, *Lower, *Length))
+      continue;
+    std::string At = text(S.At);
+    report(Diags, S.At->getExprLoc(), Level::Warning,
+           "'%0' is outside the section '%1' of '%2(...)': on an OpenCL "
+           "device this element would %select{not be copied to the "
+           "device|not be copied back|be neither copied to the device nor "
+           "back}3")
+        << (At.empty() ? Array->getName().str() + "[...]" : At) << Section.Text
+        << CS.Clause
+        << (Read && Write ? 2
+            : Write       ? 1
+                          : 0);
+    report(Diags, Section.Loc, Level::Note, "the section is declared here");
+    return;
+  }
+}
+
+void LoopCheck::reportOutReadBeforeWrite(const VarDecl *Array,
+                                         ArrayRef<ClauseSection> Sections) {
+  // Every use of the array in the body reads or writes one of its elements.
+  llvm::DenseMap<const DeclRefExpr *, const Subscript *> Uses;
+  for (const Subscript &S : Subscripts)
+    if (S.Root == Array) {
+      if (useKind(S) == UseKind::Other)
+        return;
+      Uses[S.RootRef] = &S;
+    }
+  llvm::SmallVector<const Stmt *, 64> Work{For.getBody()};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S);
+        DRE && DRE->getDecl() == Array && !Uses.count(DRE))
+      return;
+    llvm::append_range(Work, S->children());
+  }
+
+  auto FullExpr = [&](const Stmt *E) {
+    for (const Stmt *P = parentOf(E); isa_and_nonnull<Expr>(P); P = parentOf(P))
+      E = P;
+    return E;
+  };
+  // W, a subscript evaluated after R, may write before R's first read: in
+  // the same full expression, unless R is on the right of W's assignment;
+  // in a loop around both, unless R reads at each iteration of the
+  // outermost such loop, from the first.
+  auto MayPrecede = [&](const Subscript &W, const Subscript &R) {
+    if (FullExpr(W.At) == FullExpr(R.At)) {
+      const Stmt *Assign = parentOf(W.At);
+      while (isa_and_nonnull<ParenExpr>(Assign))
+        Assign = parentOf(Assign);
+      const auto *BO = dyn_cast_or_null<BinaryOperator>(Assign);
+      if (!BO || !BO->isAssignmentOp())
+        return true;
+      const Stmt *Cur = R.At;
+      const Stmt *P = parentOf(Cur);
+      for (; P && P != BO; Cur = P, P = parentOf(P))
+        ;
+      if (P != BO || Cur != BO->getRHS())
+        return true;
+    }
+    llvm::SmallVector<const Stmt *, 4> AroundR = enclosingLoops(R.At);
+    llvm::SmallVector<const Stmt *, 4> AroundW = enclosingLoops(W.At);
+    for (const Stmt *Loop : llvm::reverse(AroundR))
+      if (llvm::is_contained(AroundW, Loop))
+        return !evaluatedEachTime(loopBody(Loop), R.At) ||
+               !runsThrough(loopBody(Loop));
+    return false;
+  };
+
+  for (size_t RI = 0; RI < Subscripts.size(); ++RI) {
+    const Subscript &R = Subscripts[RI];
+    if (R.Root != Array)
+      continue;
+    UseKind RK = useKind(R);
+    if (RK == UseKind::Write)
+      return; // Every later read comes after a write.
+    if (RK != UseKind::Read && RK != UseKind::ReadWrite)
+      continue;
+    bool First = true;
+    for (size_t WI = RI + 1; WI < Subscripts.size() && First; ++WI) {
+      const Subscript &W = Subscripts[WI];
+      UseKind WK = W.Root == Array ? useKind(W) : UseKind::Other;
+      if ((WK == UseKind::Write || WK == UseKind::ReadWrite) &&
+          MayPrecede(W, R))
+        First = false;
+    }
+    if (First) {
+      report(Diags, R.At->getExprLoc(), Level::Warning,
+             "'%0' is declared 'out(...)' but read here before it is "
+             "written: on an OpenCL device the read sees uninitialized "
+             "memory; declare it 'inout(...)'")
+          << Array->getName();
+      report(Diags, Sections.front().Section->Loc, Level::Note,
+             "the section is declared here");
+      return;
+    }
+    if (RK == UseKind::ReadWrite)
+      return; // It writes too.
+  }
+}
+
+void LoopCheck::checkDataUses() {
+  llvm::MapVector<const VarDecl *, llvm::SmallVector<ClauseSection, 2>> Arrays;
+  for (auto [Clause, Sections] :
+       {std::pair<StringRef, const llvm::SmallVector<DataSection, 2> *>{
+            "in", &Pragma.In},
+        {"out", &Pragma.Out},
+        {"inout", &Pragma.InOut}})
+    for (const DataSection &Section : *Sections) {
+      // A macro may name any of the arrays: no array's clauses are known.
+      if (Section.ArrayIsMacro)
+        return;
+      std::optional<const ValueDecl *> D = visibleDecl(Section.Array);
+      const auto *VD = D ? dyn_cast_or_null<VarDecl>(*D) : nullptr;
+      if (VD && !VD->getType()->isDependentType())
+        Arrays[VD].push_back({Clause, &Section});
+    }
+  llvm::DenseSet<const VarDecl *> ClauseArrays;
+  for (const auto &Entry : Arrays)
+    ClauseArrays.insert(Entry.first);
+  bool Visible = Gotos.empty() && writesAreVisible(ClauseArrays);
+  for (const auto &[Array, Sections] : Arrays) {
+    if (Sections.size() == 1)
+      reportOutsideSection(Array, Sections.front());
+    if (Visible && llvm::all_of(Sections, [](const ClauseSection &CS) {
+          return CS.Clause == "out" && CS.Section->Dims == 1;
+        }))
+      reportOutReadBeforeWrite(Array, Sections);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Out sections written whole
+//===----------------------------------------------------------------------===//
+//
+// A device copies an `out` section back whole without copying it in first:
+// an element an iteration does not write comes back as whatever the
+// device's buffer held. A generated kernel gets an out array as OUT only
+// where this proves that each iteration writes all of its section, and as
+// INOUT elsewhere (Offload.cpp).
+
+/// Why S may not run on every iteration of the partitioned loop; nullopt if
+/// it does, with the `for` loops of the body around it, innermost first, in
+/// Ranges: S is under no condition in their bodies nor in the partitioned
+/// loop's, no break, continue, goto or call that does not return can skip
+/// it, and each loop around it is a `for` by one whose bounds stay the same
+/// through the iteration (unitRange).
+std::optional<std::string>
+LoopCheck::whyNotEachIteration(const Subscript &S,
+                               llvm::SmallVectorImpl<InnerRange> &Ranges) {
+  std::string What = "the assignment to '" + text(S.At) + "'";
+  const Stmt *Inner = S.At;
+  for (const Stmt *Loop : enclosingLoops(S.At)) {
+    const auto *L = dyn_cast<ForStmt>(Loop);
+    if (!L)
+      return What + " is in a loop other than 'for'";
+    if (!evaluatedEachTime(L->getBody(), Inner))
+      return What + " is conditional";
+    if (!runsThrough(L->getBody()))
+      return "a 'break', 'continue', 'goto' or a call that does not return "
+             "may end the loop around " +
+             What + " early";
+    const VarDecl *V = initVar(L).first;
+    std::optional<UnitRange> Range = V ? unitRange(L, V) : std::nullopt;
+    if (!Range)
+      return What +
+             " is in a 'for' loop that fpm cannot count (it counts 'for (v "
+             "= a; v < b; ++v)', a and b the same through the iteration)";
+    Ranges.push_back({L, V, std::move(*Range)});
+    Inner = L;
+  }
+  if (!evaluatedEachTime(For.getBody(), Inner))
+    return What + " is conditional";
+  if (!runsThrough(For.getBody()))
+    return "a 'continue', 'goto' or a call that does not return may skip " +
+           What;
+  return std::nullopt;
+}
+
+/// Why the elements S writes in an iteration, over the Ranges of the loops
+/// around it, may not be exactly the section [Lower, Lower + Length); nullopt
+/// if they are. They are when S's index is Lower + the sum of c * (v - a)
+/// over the loops whose variables v it uses (a: v's first value), and,
+/// ordered by c, the first c is 1, each next c the one before times the
+/// count of its loop, and Length the last c times its count: one loop with
+/// b - a = Length, or nested ones as in `i*n*m + j*m + k` (their counts are
+/// taken as non-negative: a section of n*m elements with n and m negative
+/// would be meaningless). A loop whose variable S does not use must run a
+/// constant number of times, at least once.
+std::optional<std::string>
+LoopCheck::whyNotCovering(const Subscript &S, ArrayRef<InnerRange> Ranges,
+                          const IntPoly &Lower, const IntPoly &Length) {
+  std::string What = "the assignment to '" + text(S.At) + "'";
+  InnerLoops Inner;
+  std::optional<IntPoly> Offset = offsetInSection(S, Lower, Inner);
+  if (!Offset)
+    return "fpm cannot read the index of '" + text(S.At) +
+           "' as an integer polynomial";
+  llvm::SmallVector<const InnerRange *, 4> Used;
+  for (const auto &[W, Loop] : Inner) {
+    if (!Offset->uses(W))
+      continue;
+    const InnerRange *R =
+        llvm::find_if(Ranges, [&, Loop = Loop](const InnerRange &R) {
+          return R.Loop == Loop;
+        });
+    if (R == Ranges.end())
+      return "fpm cannot follow the index of '" + text(S.At) + "'";
+    Used.push_back(R);
+  }
+  for (const InnerRange &R : Ranges) {
+    std::optional<int64_t> Count = R.Range.Count.getConstant();
+    if (!llvm::is_contained(Used, &R) && (!Count || *Count < 1))
+      return "the 'for' loop around " + What + " may run no iteration";
+  }
+
+  // The offset with each variable counted from its loop's first value
+  // (v = a + u, u named v again), then split into D0 + sum C[t] * v[t].
+  std::optional<IntPoly> U = *Offset;
+  for (const InnerRange *R : Used) {
+    std::optional<IntPoly> Shifted =
+        R->Range.First.plus(IntPoly::variable(R->Var));
+    U = U && Shifted ? U->substitute(R->Var, *Shifted) : std::nullopt;
+  }
+  IntPoly Zero;
+  auto At = [&](const InnerRange *One) -> std::optional<IntPoly> {
+    std::optional<IntPoly> P = U;
+    for (const InnerRange *R : Used)
+      if (P)
+        P = P->substitute(R->Var, R == One ? *IntPoly::constant(1) : Zero);
+    return P;
+  };
+  std::optional<IntPoly> D0 = U ? At(nullptr) : std::nullopt;
+  llvm::SmallVector<IntPoly, 4> Coefficients;
+  std::optional<IntPoly> Sum = D0;
+  for (const InnerRange *R : Used) {
+    std::optional<IntPoly> AtOne = Sum ? At(R) : std::nullopt;
+    std::optional<IntPoly> C = AtOne ? AtOne->minus(*D0) : std::nullopt;
+    std::optional<IntPoly> Term =
+        C ? C->times(IntPoly::variable(R->Var)) : std::nullopt;
+    Sum = Term ? Sum->plus(*Term) : std::nullopt;
+    if (C)
+      Coefficients.push_back(*C);
+  }
+  std::string Unknown = "fpm cannot prove that the elements " + What +
+                        " writes are the whole section";
+  // Linear in the variables, with no product of two of them.
+  if (!Sum || !(*Sum == *U))
+    return Unknown;
+
+  // The mixed radix: coefficient 1, then each the one before times its
+  // loop's count, Length at the end.
+  std::optional<IntPoly> Radix = IntPoly::constant(1);
+  llvm::SmallVector<bool, 4> Taken(Used.size(), false);
+  for (size_t Step = 0; Step < Used.size() && Radix; ++Step) {
+    size_t T = 0;
+    while (T < Used.size() && (Taken[T] || !(Coefficients[T] == *Radix)))
+      ++T;
+    if (T == Used.size()) {
+      Radix = std::nullopt;
+      break;
+    }
+    Taken[T] = true;
+    Radix = Radix->times(Used[T]->Range.Count);
+  }
+  if (D0->getConstant() == 0 && Radix && *Radix == Length)
+    return std::nullopt;
+
+  // Where it is one run of one loop by one or a single element: which.
+  auto Elements = [](const IntPoly &First, const IntPoly &Last) {
+    return First == Last ? "element " + First.str()
+                         : "elements " + First.str() + " to " + Last.str();
+  };
+  std::optional<IntPoly> One = IntPoly::constant(1);
+  std::optional<IntPoly> Last = Used.empty() ? D0
+                                : Used.size() == 1 && Coefficients[0] == *One
+                                    ? D0->plus(Used[0]->Range.Count)
+                                    : std::nullopt;
+  if (Last && !Used.empty())
+    Last = Last->minus(*One);
+  std::optional<IntPoly> End = Length.minus(*One);
+  if (!Last || !End)
+    return Unknown;
+  return What + " writes " + Elements(*D0, *Last) +
+         " of the section, which has " + Elements(Zero, *End);
+}
+
+/// Whether every iteration writes all of Section, an out clause's: some
+/// plain assignment `A[e] = ...` to an element of its array runs on every
+/// iteration (whyNotEachIteration) and writes exactly the section there
+/// (whyNotCovering). Otherwise the reason of the assignment that came
+/// closest.
+OutCover LoopCheck::coverSection(const DataSection &Section) {
+  OutCover Cover;
+  if (Section.Dims != 1) {
+    Cover.Why = "it has several dimensions";
+    return Cover;
+  }
+  std::optional<const ValueDecl *> D =
+      Section.ArrayIsMacro ? std::nullopt : visibleDecl(Section.Array);
+  const auto *Array = D ? dyn_cast_or_null<VarDecl>(*D) : nullptr;
+  if (!Array) {
+    Cover.Why = "fpm cannot find the variable '" + Section.Array + "' names";
+    return Cover;
+  }
+  std::optional<IntPoly> Lower = sectionPoly(Section.Lower);
+  std::optional<IntPoly> Length = sectionPoly(Section.Length);
+  if (!Lower || !Length) {
+    Cover.Why = "fpm cannot read the section's bounds as integer polynomials "
+                "of the loop variable and values the loop does not change";
+    return Cover;
+  }
+  unsigned Closest = 0; // 1: an assignment not on every iteration; 2: one
+                        // that is, to other elements.
+  for (const Subscript &S : Subscripts) {
+    if (S.Root != Array || S.Indices.size() != 1 ||
+        useKind(S) != UseKind::Write)
+      continue;
+    llvm::SmallVector<InnerRange, 2> Ranges;
+    if (std::optional<std::string> Why = whyNotEachIteration(S, Ranges)) {
+      if (Closest < 1)
+        Cover.Why = std::move(*Why);
+      Closest = std::max(Closest, 1u);
+      continue;
+    }
+    if (std::optional<std::string> Why =
+            whyNotCovering(S, Ranges, *Lower, *Length)) {
+      if (Closest < 2)
+        Cover.Why = std::move(*Why);
+      Closest = 2;
+      continue;
+    }
+    Cover.Whole = true;
+    Cover.Why.clear();
+    return Cover;
+  }
+  if (Closest == 0)
+    Cover.Why = "the body has no assignment '" + Section.Array +
+                "[...] = ...' that fpm can follow";
+  return Cover;
+}
+
+llvm::SmallVector<OutCover, 2> LoopCheck::coverOut(const VarDecl &LoopVar) {
+  Quiet = true;
+  Var = &LoopVar;
+  walk(For.getBody());
+  llvm::SmallVector<OutCover, 2> Covers;
+  for (const DataSection &Section : Pragma.Out)
+    Covers.push_back(coverSection(Section));
+  return Covers;
+}
+
+} // namespace fpm::detail
