@@ -361,7 +361,7 @@ void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
     OS << kernelName(VD);
     return;
   }
-  if (const ClauseArray *A = clauseArray(VD)) {
+  if (clauseArray(VD)) {
     QualType T = VD->getType().getNonReferenceType();
     if (!T->isPointerType() && !T->isArrayType())
       refuse(Loc, "'" + VD->getName() + "' in a data clause is not an array");
@@ -369,7 +369,6 @@ void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
       refuse(Loc, "'" + VD->getName() +
                       "' has several dimensions and is used other than "
                       "through subscripts");
-    (void)A;
     ArraysUsed.insert(VD);
     OS << kernelName(VD);
     return;
