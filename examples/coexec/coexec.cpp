@@ -47,7 +47,7 @@ void multiplyRows(const float *a, const float *b, float *c, int n,
 /// The same rows, all of them, split across the machine: row i reads
 /// A[i*n : n] and B whole, and writes C[i*n : n].
 void multiply(const float *a, const float *b, float *c, int n) {
-#pragma fpm partition name(coexec.matmul_rows) in(a[i * n : n], b[0 : n * n]) \
+#pragma fpm partition name(coexec.matmul_rows) in(a[i * n : n], b[0 : n * n])  \
     out(c[i * n : n])
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j)
