@@ -147,6 +147,12 @@ std::size_t AkimaSpeed::segment(double x) const {
 }
 
 double AkimaSpeed::raw(double x, double *derivative) const {
+  // A solver driven to extreme values may ask at NaN: no segment holds it.
+  if (std::isnan(x)) {
+    if (derivative)
+      *derivative = x;
+    return x;
+  }
   if (x <= knots_.front().x || x >= knots_.back().x) {
     if (derivative)
       *derivative = 0;
