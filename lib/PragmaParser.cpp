@@ -3,6 +3,12 @@
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
+//
+// One parser per clause, each with the Clang-style errors of its malformed
+// forms, and the reading of kernel(...)'s file: the clause grammar of
+// spec/pragma.md in one place, a little over 600 lines.
+//
+//===----------------------------------------------------------------------===//
 
 #include "PragmaParser.h"
 
