@@ -6,14 +6,14 @@
 //
 // Thin over exec/: reads the environment's overrides, turns C arguments into
 // a LoopCall, and exceptions into status codes and fpm_last_error(). The
-// environment is read on every call (a few hundred nanoseconds) so that a
-// program, or a test, may change it between loops.
+// environment is read once per call (readLoopEnvironment(), a few hundred
+// nanoseconds) so that a program, or a test, may change it between loops.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fpm/fpm.h"
 
-#include "exec/coexec.hpp"
+#include "data/sections.hpp"
 #include "exec/devices.hpp"
 #include "exec/exec.hpp"
 #include "profiling/benchmark.hpp"
@@ -42,15 +42,6 @@ std::string_view view(const char *text) {
   return text ? std::string_view(text) : std::string_view();
 }
 
-/// A set environment variable, or empty.
-std::string_view environment(const char *name) {
-  return view(fpm::textFromEnvironment(name));
-}
-
-bool verboseWanted() {
-  return fpm::flagFromEnvironment("FPM_VERBOSE").value_or(false);
-}
-
 } // namespace
 
 extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
@@ -59,6 +50,7 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
   try {
     const fpm_loop defaults{};
     const fpm_loop &info = loop ? *loop : defaults;
+    const fpm::LoopEnvironment environment = fpm::readLoopEnvironment();
     fpm::LoopCall call;
     call.name = view(info.name);
     call.file = view(info.file);
@@ -67,16 +59,14 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
     call.tripCount = trip_count;
     call.body = body;
     call.context = context;
-    call.verbose = verboseWanted();
-    // Read here, for every call, so that a malformed value is an error on
-    // the CPU path too, where nothing steals.
-    call.steal = fpm::flagFromEnvironment("FPM_STEAL");
+    call.verbose = environment.verbose;
+    call.steal = environment.steal;
 
-    const std::string_view scheduleOverride = environment("FPM_SCHEDULE");
+    const std::string_view scheduleOverride = environment.schedule;
     const bool overridden = !scheduleOverride.empty();
     call.schedule = overridden ? scheduleOverride : view(info.schedule);
 
-    const std::string_view devicesOverride = environment("FPM_DEVICES");
+    const std::string_view devicesOverride = environment.devices;
     call.devices = devicesOverride.empty()
                        ? fpm::parseDevices(view(info.devices), "devices")
                        : fpm::parseDevices(devicesOverride, "FPM_DEVICES");
@@ -112,7 +102,7 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
       // fpm-profile: benchmark the loop first (once per process).
       if (trip_count > 0)
         if (std::optional<fpm::BenchmarkSettings> settings =
-                fpm::benchmarkSettings())
+                fpm::benchmarkSettings(environment.benchmark))
           fpm::benchmarkLoop(call, *settings);
       const fpm::LoopStatus status = fpm::runLoop(call);
       if (status == fpm::LoopStatus::Stopped)
@@ -153,7 +143,13 @@ extern "C" int fpm_kernel_fits(const fpm_loop *loop, const fpm_kernel *kernel,
     return 1;
   } catch (const std::exception &error) {
     fail(FPM_ERROR_INVALID_ARGUMENT, error.what());
-    if (verboseWanted()) {
+    // A malformed FPM_VERBOSE is the next loop call's error, not this one's.
+    bool verbose = false;
+    try {
+      verbose = fpm::readLoopEnvironment().verbose;
+    } catch (const std::invalid_argument &) {
+    }
+    if (verbose) {
       fpm::LoopCall call;
       call.name = loop ? view(loop->name) : std::string_view();
       call.file = loop ? view(loop->file) : std::string_view();

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "exec/exec.hpp"
+#include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"
 #include "fpm/fpm.h"
 #include "fpm/fpm.hpp"
