@@ -58,6 +58,8 @@ KernelArg::Kind kindOf(int kind, const std::string &where) {
     return KernelArg::Kind::InOut;
   case FPM_ARG_LOCAL:
     return KernelArg::Kind::Local;
+  case FPM_ARG_REDUCTION:
+    return KernelArg::Kind::Reduction;
   default:
     throw std::invalid_argument(where + "unknown kind " + std::to_string(kind));
   }
@@ -113,6 +115,12 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
       throw std::invalid_argument(where + "size is 0");
     if (arg.kind == KernelArg::Kind::Scalar && !arg.data)
       throw std::invalid_argument(where + "a scalar needs its value");
+    if (arg.kind == KernelArg::Kind::Reduction) {
+      if (in.offset < 0)
+        throw std::invalid_argument(where + "reduction index " +
+                                    std::to_string(in.offset) + " is < 0");
+      arg.offset = in.offset; // checked against the call's reductions
+    }
     if (arg.isArray()) {
       if (!arg.data || in.length <= 0)
         throw std::invalid_argument(where + "an array needs data and a length "

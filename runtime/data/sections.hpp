@@ -54,11 +54,13 @@ struct ArgSection {
 
 /// One kernel argument (fpm_arg), checked.
 struct KernelArg {
-  enum class Kind { Scalar, In, Out, InOut, Local };
+  enum class Kind { Scalar, In, Out, InOut, Local, Reduction };
   Kind kind = Kind::Scalar;
   void *data = nullptr;
-  std::size_t size = 0; ///< scalar or local bytes; bytes per array element
+  /// Scalar or local bytes; bytes per array element or reduction value.
+  std::size_t size = 0;
   std::int64_t length = 0;
+  /// A reduction's `offset` is its index in the call's reductions.
   std::int64_t offset = 0, stride = 0, count = 0;
 
   bool isArray() const {

@@ -138,8 +138,18 @@ std::size_t pipelineDepth(const opencl::DeviceInfo &info,
   return info.isCpu ? 1 : 2;
 }
 
+/// One reduction argument's partial results of one launch: an element per
+/// work-group, on the device and read back.
+struct LaunchPartials {
+  std::size_t arg = 0; ///< the kernel argument
+  opencl::MemRef buffer;
+  std::size_t bytes = 0;
+  std::vector<std::byte> host;
+};
+
 struct OpenClDriver::Inflight {
   Range range;
+  std::vector<LaunchPartials> partials; ///< launch after launch
   std::vector<opencl::EventRef> uploads;
   opencl::EventRef kernel;      ///< the last launch
   opencl::EventRef firstKernel; ///< the first, when there are two
@@ -151,9 +161,10 @@ struct OpenClDriver::Inflight {
 };
 
 OpenClDriver::OpenClDriver(const KernelSpec &kernel, const DevicePe &pe,
-                           FaultSeam faults, const TraceTarget *trace)
+                           FaultSeam faults, const TraceTarget *trace,
+                           ReductionPartials *reductions)
     : kernel_(kernel), pe_(pe), device_(*pe.device), faults_(std::move(faults)),
-      trace_(trace) {}
+      trace_(trace), reductions_(reductions) {}
 
 bool OpenClDriver::run(WorkFeed &feed) {
   std::deque<Inflight> inflight;
@@ -213,6 +224,8 @@ bool OpenClDriver::run(WorkFeed &feed) {
                       "clSetKernelArg");
         continue;
       }
+      if (arg.kind == KernelArg::Kind::Reduction)
+        continue; // a buffer per launch (enqueue)
       buffers[a] = device_.acquireBuffer(flags(arg), arg.arrayBytes());
       opencl::check(
           clSetKernelArg(kernel.get(), index, sizeof(cl_mem), &buffers[a]),
@@ -321,7 +334,29 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
     if (items == 0)
       continue;
     cl_event launched = nullptr;
-    const std::size_t *local = items == whole ? &groupSize : nullptr;
+    // The rest as one group: the implementation chooses, but a kernel
+    // with reductions stores one partial result per group, so it gets one.
+    const bool reduces = reductions_ && reductions_->reductions().size() > 0;
+    const std::size_t *local = items == whole ? &groupSize
+                               : reduces      ? &items
+                                              : nullptr;
+    // Each launch's work-groups store their partial results from element
+    // 0 of buffers of their own.
+    const std::size_t groups = items == whole ? items / groupSize : 1;
+    for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
+      const KernelArg &arg = kernel_.args[a];
+      if (arg.kind != KernelArg::Kind::Reduction)
+        continue;
+      LaunchPartials &partials = chunk.partials.emplace_back();
+      partials.arg = a;
+      partials.bytes = groups * arg.size;
+      partials.buffer =
+          device_.acquireBuffer(CL_MEM_WRITE_ONLY, partials.bytes);
+      partials.host.resize(partials.bytes);
+      opencl::check(clSetKernelArg(kernel, static_cast<cl_uint>(a),
+                                   sizeof(cl_mem), &partials.buffer),
+                    "clSetKernelArg");
+    }
     opencl::check(clEnqueueNDRangeKernel(
                       device_.computeQueue(), kernel, 1, &offset, &items, local,
                       static_cast<cl_uint>(before.size()),
@@ -333,6 +368,14 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
     before.clear(); // the queue is in order
   }
   const cl_event after[1] = {chunk.kernel.get()};
+  for (LaunchPartials &partials : chunk.partials) {
+    cl_event read = nullptr;
+    opencl::check(clEnqueueReadBuffer(
+                      device_.downloadQueue(), partials.buffer.get(), CL_FALSE,
+                      0, partials.bytes, partials.host.data(), 1, after, &read),
+                  "clEnqueueReadBuffer");
+    chunk.downloads.emplace_back(read);
+  }
   for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
     const KernelArg &arg = kernel_.args[a];
     if (!arg.isArray() || !arg.writes())
@@ -358,6 +401,23 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
 void OpenClDriver::finish(Inflight &chunk, WorkFeed &feed) {
   for (const Staging &staged : chunk.staging)
     unstage(kernel_.args[staged.arg], chunk.range, staged.bytes.data());
+  if (!chunk.partials.empty()) {
+    // The work-groups' results in order: launch after launch, group after
+    // group; one value per reduction for the range.
+    std::span<const Reduction> reductions = reductions_->reductions();
+    std::vector<ScalarValue> values(reductions.size());
+    reductions_->reset(values);
+    for (LaunchPartials &partials : chunk.partials) {
+      const KernelArg &arg = kernel_.args[partials.arg];
+      const auto r = static_cast<std::size_t>(arg.offset);
+      for (std::size_t at = 0; at < partials.bytes; at += arg.size)
+        reductions[r].combine(values[r].data(), partials.host.data() + at);
+      device_.releaseBuffer(CL_MEM_WRITE_ONLY, partials.bytes,
+                            std::move(partials.buffer));
+    }
+    chunk.partials.clear();
+    reductions_->add(chunk.range, values);
+  }
   // Busy from its first command's start to its last one's end, less what
   // overlapped the previous range (pipelined transfers).
   auto [start, end] = opencl::commandTimes(device_, chunk.kernel.get());

@@ -19,6 +19,7 @@
 #include "device/driver.hpp"
 #include "device/faults.hpp"
 #include "device/opencl.hpp"
+#include "reduce/reductions.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -70,9 +71,11 @@ std::size_t pipelineDepth(const opencl::DeviceInfo &info,
 class OpenClDriver {
 public:
   /// `trace` set: every range, upload and download is traced on the
-  /// device's lanes, under `trace->loop`.
+  /// device's lanes, under `trace->loop`. `reductions` receives each
+  /// completed range's partial results when the kernel has reduction
+  /// arguments (their indices checked against it).
   OpenClDriver(const KernelSpec &kernel, const DevicePe &pe, FaultSeam faults,
-               const TraceTarget *trace);
+               const TraceTarget *trace, ReductionPartials *reductions);
 
   /// Runs ranges from `feed` until it has none left. Returns false when the
   /// device failed: its unfinished ranges went back through feed.fail(),
@@ -94,6 +97,7 @@ private:
   opencl::Device &device_;
   FaultSeam faults_;
   const TraceTarget *trace_;
+  ReductionPartials *reductions_;
   std::int64_t busyUntil_ = 0; ///< the last completed range's end
 };
 

@@ -239,7 +239,7 @@ private:
     log.device = pe.device->info().id;
     const TraceTarget target{traceLoop_, pe.kernelLane()};
     OpenClDriver driver(*call_.kernel, pe, FaultSeam(faults_, log.device),
-                        tracing_ ? &target : nullptr);
+                        tracing_ ? &target : nullptr, call_.reductions);
     PoolFeed feed(*this, d, log, false);
     if (driver.run(feed))
       return;

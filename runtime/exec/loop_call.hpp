@@ -22,6 +22,8 @@
 
 namespace fpm {
 
+class ReductionPartials;
+
 /// Runs logical iterations [begin, end); non-zero asks the loop to stop.
 /// Must not throw (it is called from inside an OpenMP region).
 using LoopBody = fpm_body_fn;
@@ -53,6 +55,9 @@ struct LoopCall {
   std::span<const fpm_arg> data;
   /// The OpenCL side, or null for a CPU-only loop.
   const KernelSpec *kernel = nullptr;
+  /// Where a device's ranges put their reductions' partial results (the
+  /// CPU's do it in `body`, runReduceChunk); null without reductions.
+  ReductionPartials *reductions = nullptr;
   /// The PEs that may take part (with a kernel).
   DeviceSelection devices{true, true, {}, {}};
 

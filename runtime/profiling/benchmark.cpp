@@ -337,7 +337,9 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
     return;
   }
   std::vector<fpm_arg> written = writtenSections(call);
-  if (written.empty()) {
+  // A loop that writes nothing but its reductions may run again and again:
+  // its benchmark runs' partial results are never applied.
+  if (written.empty() && !call.reductions) {
     std::fprintf(
         stderr,
         "fpm-profile: %s does not say what it writes (no out or inout "
