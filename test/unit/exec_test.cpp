@@ -907,3 +907,56 @@ TEST(Environment, EveryReaderTakesEmptyForUnset) {
   EXPECT_THROW(fpm::flagFromEnvironment("FPM_TEST_VARIABLE"),
                std::invalid_argument);
 }
+
+/// Iterations of 2 us, 8 times longer on thread 0 while `slowZero` is set:
+/// a core another program keeps busy.
+struct Neighbour {
+  std::atomic<bool> slowZero{true};
+  std::atomic<std::int64_t> onZero{0};
+  static int body(std::int64_t begin, std::int64_t end, void *context) {
+    auto &self = *static_cast<Neighbour *>(context);
+    const bool zero = omp_get_thread_num() == 0;
+    const auto perIteration =
+        std::chrono::nanoseconds(zero && self.slowZero.load() ? 16000 : 2000);
+    const auto until =
+        std::chrono::steady_clock::now() + perIteration * (end - begin);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    if (zero)
+      self.onZero += end - begin;
+    return 0;
+  }
+};
+
+TEST(ApiTest, AutoOnTheCpuFollowsASlowThread) {
+  const ScopedThreads threads(2);
+  ScopedEnv verbose("FPM_VERBOSE", "1");
+  constexpr std::int64_t Trips = 1000;
+  Neighbour neighbour;
+  fpm_loop loop{};
+  loop.schedule = "auto";
+  auto call = [&] {
+    neighbour.onZero = 0;
+    EXPECT_EQ(fpm_parallel_for(&loop, Trips, Neighbour::body, &neighbour),
+              FPM_OK)
+        << fpm_last_error();
+    return static_cast<double>(neighbour.onZero.load()) / Trips;
+  };
+  testing::internal::CaptureStderr();
+  // Equal shares first: thread 0 runs half.
+  EXPECT_EQ(call(), 0.5);
+  // Then, once it has measured the slow thread, factoring's chunks: thread
+  // 0 runs far less than half (one of its first chunks, a quarter).
+  double least = 0.5;
+  for (int c = 0; c < 30; ++c)
+    least = std::min(least, call());
+  EXPECT_LT(least, 0.3);
+  // The neighbour leaves: equal shares again (a loaded machine may send it
+  // back to chunks: other programs are neighbours too).
+  neighbour.slowZero = false;
+  for (int c = 0; c < 160; ++c)
+    call();
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("chunks (fss) from now on"), std::string::npos) << said;
+  EXPECT_NE(said.find("equal shares from now on"), std::string::npos) << said;
+}
