@@ -284,6 +284,7 @@ private:
   bool checkGotos();
   bool checkInvariant(const Expr *E, StringRef What);
   bool checkSections(StringRef Clause, ArrayRef<DataSection> Sections);
+  bool checkReductions(llvm::SmallVectorImpl<ReductionVar> &Reductions);
   std::optional<const ValueDecl *> visibleDecl(StringRef Name) const;
 
   // The data clauses against the body's subscripts: what an OpenCL device

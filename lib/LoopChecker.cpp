@@ -6,6 +6,8 @@
 
 #include "LoopCheck.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+
 using namespace clang;
 
 namespace fpm::detail {
@@ -491,6 +493,16 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   Ok &= checkSections("in", Pragma.In);
   Ok &= checkSections("out", Pragma.Out);
   Ok &= checkSections("inout", Pragma.InOut);
+  // Reduction variables: written by the body, each chunk into its own
+  // accumulator; neither shared nor private (not even as a nested loop's
+  // induction variable).
+  llvm::SmallVector<ReductionVar, 2> Reductions;
+  Ok &= checkReductions(Reductions);
+  llvm::SmallPtrSet<const VarDecl *, 2> Reduced;
+  for (const ReductionVar &R : Reductions) {
+    Reduced.insert(R.Var);
+    Private.remove(R.Var);
+  }
 
   // Writes: never to the loop variable, to an outside scalar only if private.
   llvm::DenseSet<const VarDecl *> Reported;
@@ -506,6 +518,8 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
       Ok = false;
       continue;
     }
+    if (Reduced.count(A.Var))
+      continue;
     if (!isOutsideLoop(A.Var) || Private.count(A.Var) ||
         A.Var->getType()->isArrayType())
       continue;
@@ -536,8 +550,9 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   Vars.Private.assign(Private.begin(), Private.end());
   llvm::SmallSetVector<const VarDecl *, 8> Shared;
   for (const Access &A : Accesses)
-    if (A.Var != Var && !Private.count(A.Var) && isOutsideLoop(A.Var) &&
-        A.Var->isLocalVarDeclOrParm() && !A.Var->isLocalExternDecl())
+    if (A.Var != Var && !Private.count(A.Var) && !Reduced.count(A.Var) &&
+        isOutsideLoop(A.Var) && A.Var->isLocalVarDeclOrParm() &&
+        !A.Var->isLocalExternDecl())
       Shared.insert(A.Var);
   Vars.Shared.assign(Shared.begin(), Shared.end());
 
@@ -551,6 +566,7 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
               !VD->isLocalExternDecl())
             ClauseVars.insert(VD);
   Vars.ClauseVars.assign(ClauseVars.begin(), ClauseVars.end());
+  Vars.Reductions.assign(Reductions.begin(), Reductions.end());
   return true;
 }
 
