@@ -32,6 +32,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <optional>
 
@@ -284,7 +285,8 @@ private:
   bool checkGotos();
   bool checkInvariant(const Expr *E, StringRef What);
   bool checkSections(StringRef Clause, ArrayRef<DataSection> Sections);
-  bool checkReductions(llvm::SmallVectorImpl<ReductionVar> &Reductions);
+  bool checkReductions(llvm::SmallVectorImpl<ReductionVar> &Reductions,
+                       llvm::SmallPtrSetImpl<const VarDecl *> &Named);
   std::optional<const ValueDecl *> visibleDecl(StringRef Name) const;
 
   // The data clauses against the body's subscripts: what an OpenCL device

@@ -6,8 +6,6 @@
 
 #include "LoopCheck.h"
 
-#include "llvm/ADT/SmallPtrSet.h"
-
 using namespace clang;
 
 namespace fpm::detail {
@@ -497,12 +495,10 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   // accumulator; neither shared nor private (not even as a nested loop's
   // induction variable).
   llvm::SmallVector<ReductionVar, 2> Reductions;
-  Ok &= checkReductions(Reductions);
   llvm::SmallPtrSet<const VarDecl *, 2> Reduced;
-  for (const ReductionVar &R : Reductions) {
-    Reduced.insert(R.Var);
+  Ok &= checkReductions(Reductions, Reduced);
+  for (const ReductionVar &R : Reductions)
     Private.remove(R.Var);
-  }
 
   // Writes: never to the loop variable, to an outside scalar only if private.
   llvm::DenseSet<const VarDecl *> Reported;

@@ -55,7 +55,10 @@ const char *scalarTypeEnumerator(const ASTContext &Ctx, QualType T) {
 
 namespace detail {
 
-bool LoopCheck::checkReductions(llvm::SmallVectorImpl<ReductionVar> &Out) {
+/// Out: the valid ones; Named: every variable the clause names, valid or
+/// not (the body may write them: an error about the clause is enough).
+bool LoopCheck::checkReductions(llvm::SmallVectorImpl<ReductionVar> &Out,
+                                llvm::SmallPtrSetImpl<const VarDecl *> &Named) {
   bool Good = true;
   for (const ReductionName &R : Pragma.Reductions) {
     std::optional<const ValueDecl *> D = visibleDecl(R.Name);
@@ -76,6 +79,7 @@ bool LoopCheck::checkReductions(llvm::SmallVectorImpl<ReductionVar> &Out) {
       Good = false;
       continue;
     }
+    Named.insert(VD);
     if (VD == Var) {
       report(Diags, R.Loc, Level::Error,
              "the loop variable '%0' cannot be a reduction variable")
