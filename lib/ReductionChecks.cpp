@@ -115,6 +115,15 @@ bool LoopCheck::checkReductions(llvm::SmallVectorImpl<ReductionVar> &Out,
       Good = false;
       continue;
     }
+    if (VD->getStorageClass() == SC_Register) {
+      report(Diags, R.Loc, Level::Error,
+             "'%0' in 'reduction(...)' is declared 'register': the runtime "
+             "needs its address")
+          << R.Name;
+      DeclaredHere();
+      Good = false;
+      continue;
+    }
     if (T->isRealFloatingType() &&
         (R.Op == ReductionOp::BitAnd || R.Op == ReductionOp::BitOr ||
          R.Op == ReductionOp::BitXor)) {
