@@ -4,10 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Private to LoopChecker.cpp and SectionChecks.cpp: the one walk of a loop's
-// body (LoopCheck) and what it records, which the DOALL checks
-// (LoopChecker.cpp) and the data-section checks (SectionChecks.cpp) both
-// read, and the small AST helpers they share.
+// Private to LoopChecker.cpp, SectionChecks.cpp and OutCover.cpp: the one
+// walk of a loop's body (LoopCheck) and what it records, which the DOALL
+// checks (LoopChecker.cpp), the data-section checks (SectionChecks.cpp) and
+// the proof that out sections are written whole (OutCover.cpp) read, and the
+// small AST helpers they share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -323,7 +324,8 @@ private:
   };
   std::optional<UnitRange> unitRange(const ForStmt *L, const VarDecl *V);
 
-  // Whether an iteration writes every element of an out section.
+  // Whether an iteration writes every element of an out section
+  // (OutCover.cpp).
   /// A `for` loop of the body around a write, and the values of its
   /// variable.
   struct InnerRange {
