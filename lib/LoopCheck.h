@@ -311,6 +311,8 @@ private:
   std::optional<int64_t> constantValue(const VarDecl *VD) const;
   bool isInvariant(const VarDecl *VD);
   bool onlyRead(const Stmt *Root, const VarDecl *VD) const;
+  bool onlyReadOrAssigned(const Stmt *Root, const VarDecl *VD,
+                          const Stmt *Skip = nullptr) const;
   const Stmt *parentOf(const Stmt *S) const;
   const ForStmt *inductionLoop(const VarDecl *VD, const Stmt *Context) const;
   llvm::SmallVector<const Stmt *, 4> enclosingLoops(const Stmt *S) const;

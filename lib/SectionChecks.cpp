@@ -90,43 +90,46 @@ std::optional<int64_t> LoopCheck::constantValue(const VarDecl *VD) const {
   return R.Val.getInt().getExtValue();
 }
 
+/// Nothing in Root but Skip can change VD behind its back: every use of VD
+/// there reads it or assigns it (`=`, `+=`, `++`) by name; its address is
+/// never taken, no reference is bound to it, no lambda assigns it.
+bool LoopCheck::onlyReadOrAssigned(const Stmt *Root, const VarDecl *VD,
+                                   const Stmt *Skip) const {
+  llvm::SmallVector<const Stmt *, 64> Work{Root};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S || S == Skip)
+      continue;
+    llvm::append_range(Work, S->children());
+    const auto *DRE = dyn_cast<DeclRefExpr>(S);
+    if (!DRE || DRE->getDecl() != VD || readsValue(DRE))
+      continue;
+    if (DRE->refersToEnclosingVariableOrCapture())
+      return false;
+    const Stmt *P = parentOf(DRE);
+    while (isa_and_nonnull<ParenExpr>(P))
+      P = parentOf(P);
+    if (const auto *BO = dyn_cast_or_null<BinaryOperator>(P);
+        BO && BO->isAssignmentOp() && BO->getLHS()->IgnoreParens() == DRE)
+      continue;
+    if (const auto *UO = dyn_cast_or_null<UnaryOperator>(P);
+        UO && UO->isIncrementDecrementOp())
+      continue;
+    return false;
+  }
+  return true;
+}
+
 /// VD, a local or a parameter declared outside the loop, keeps its value
 /// through the loop: the loop only reads it, and nothing may write it behind
-/// the function's back (its address is never taken, no reference is bound to
-/// it, no lambda assigns it).
+/// the function's back (onlyReadOrAssigned).
 bool LoopCheck::isInvariant(const VarDecl *VD) {
   if (auto It = Invariant.find(VD); It != Invariant.end())
     return It->second;
-  auto Check = [&] {
-    if (VD == Var || !isPlainInteger(VD) ||
-        !(isa<ParmVarDecl>(VD) || VD->hasLocalStorage()) ||
-        !isOutsideLoop(VD) || !Fn.getBody() || !onlyRead(&For, VD))
-      return false;
-    llvm::SmallVector<const Stmt *, 64> Work{Fn.getBody()};
-    while (!Work.empty()) {
-      const Stmt *S = Work.pop_back_val();
-      if (!S || S == &For)
-        continue;
-      llvm::append_range(Work, S->children());
-      const auto *DRE = dyn_cast<DeclRefExpr>(S);
-      if (!DRE || DRE->getDecl() != VD || readsValue(DRE))
-        continue;
-      if (DRE->refersToEnclosingVariableOrCapture())
-        return false;
-      const Stmt *P = parentOf(DRE);
-      while (isa_and_nonnull<ParenExpr>(P))
-        P = parentOf(P);
-      if (const auto *BO = dyn_cast_or_null<BinaryOperator>(P);
-          BO && BO->isAssignmentOp() && BO->getLHS()->IgnoreParens() == DRE)
-        continue;
-      if (const auto *UO = dyn_cast_or_null<UnaryOperator>(P);
-          UO && UO->isIncrementDecrementOp())
-        continue;
-      return false;
-    }
-    return true;
-  };
-  bool Result = Check();
+  bool Result = VD != Var && isPlainInteger(VD) &&
+                (isa<ParmVarDecl>(VD) || VD->hasLocalStorage()) &&
+                isOutsideLoop(VD) && Fn.getBody() && onlyRead(&For, VD) &&
+                onlyReadOrAssigned(Fn.getBody(), VD, &For);
   Invariant[VD] = Result;
   return Result;
 }
@@ -325,17 +328,22 @@ bool LoopCheck::writesAreVisible(
 }
 
 /// L as `for (V = a; V < b; ++V)` (or `V <= b`, `b > V`, `b >= V`, `V += 1`,
-/// `V = V + 1`, `1 + V`), V a plain integer its body only reads, a and b
-/// polynomials of values that do not change during an iteration of the
-/// partitioned loop: a, and the number of runs, b - a (b - a + 1 with `<=`)
-/// where that is not negative; nullopt for anything else.
+/// `V = V + 1`, `1 + V`), V a plain integer its body only reads and nothing
+/// in the function changes behind its back (a C89 `int j` declared before
+/// the loop may have its address taken there), a and b polynomials of values
+/// that do not change during an iteration of the partitioned loop: a, and
+/// the number of runs, b - a (b - a + 1 with `<=`) where that is not
+/// negative; nullopt for anything else. A test compared in an unsigned type
+/// needs a constant a >= 0: from a negative a, V would compare as a huge
+/// value and the loop would not run at all.
 std::optional<LoopCheck::UnitRange> LoopCheck::unitRange(const ForStmt *L,
                                                          const VarDecl *V) {
   auto [Init, Start] = initVar(L);
-  if (Init != V || !isPlainInteger(V) || !onlyRead(L->getBody(), V))
+  if (Init != V || !isPlainInteger(V) || !onlyRead(L->getBody(), V) ||
+      !Fn.getBody() || !onlyReadOrAssigned(Fn.getBody(), V))
     return std::nullopt;
   const Expr *Bound = nullptr;
-  bool Inclusive = false;
+  bool Inclusive = false, Unsigned = false;
   if (auto Test = asBinary(L->getCond())) {
     if ((Test->Op == BO_LT || Test->Op == BO_LE) &&
         referencedVar(Test->LHS) == V)
@@ -344,6 +352,8 @@ std::optional<LoopCheck::UnitRange> LoopCheck::unitRange(const ForStmt *L,
              referencedVar(Test->RHS) == V)
       Bound = Test->LHS;
     Inclusive = Test->Op == BO_LE || Test->Op == BO_GE;
+    Unsigned = Test->LHS->getType()->isUnsignedIntegerType() ||
+               Test->RHS->getType()->isUnsignedIntegerType();
   }
   bool ByOne = false;
   if (auto IncDec = asIncDec(L->getInc()))
@@ -376,6 +386,11 @@ std::optional<LoopCheck::UnitRange> LoopCheck::unitRange(const ForStmt *L,
       First && End ? End->minus(*First) : std::nullopt;
   if (!Count)
     return std::nullopt;
+  if (Unsigned) {
+    std::optional<int64_t> From = First->getConstant();
+    if (!From || *From < 0)
+      return std::nullopt;
+  }
   return UnitRange{std::move(*First), std::move(*Count)};
 }
 

@@ -336,6 +336,35 @@ TEST(OutCoverTest, WriteInOtherLoops) {
                      "}\n"));
 }
 
+TEST(OutCoverTest, InnerLoopsThatMayNotRunAsCounted) {
+  // Compared as unsigned, j = -1 is a huge value: the loop does not run.
+  EXPECT_FALSE(whole("void f(int n, unsigned m, float *C) {\n"
+                     "#pragma fpm partition out(C[i*m:m])\n"
+                     "  for (int i = 0; i < n; ++i)\n"
+                     "    for (int j = -1; j < m - 1; ++j)\n"
+                     "      C[i*m + j + 1] = 0;\n"
+                     "}\n"));
+  // From 0 it counts as the polynomials do.
+  EXPECT_TRUE(whole("void f(int n, unsigned m, float *C) {\n"
+                    "#pragma fpm partition out(C[i*m:m])\n"
+                    "  for (int i = 0; i < n; ++i)\n"
+                    "    for (unsigned j = 0; j < m; ++j)\n"
+                    "      C[i*m + j] = 0;\n"
+                    "}\n"));
+  // A C89 inner variable whose address the function took may be changed
+  // through the pointer: the row would end after its first element.
+  EXPECT_FALSE(whole("void f(int n, float *C) {\n"
+                     "  int i, j;\n"
+                     "  int *pj = &j;\n"
+                     "#pragma fpm partition out(C[i*n:n])\n"
+                     "  for (i = 0; i < n; ++i)\n"
+                     "    for (j = 0; j < n; ++j) {\n"
+                     "      C[i*n + j] = 0;\n"
+                     "      *pj = n;\n"
+                     "    }\n"
+                     "}\n"));
+}
+
 TEST(OutCoverTest, EarlyExits) {
   std::string Why;
   // A break before the write ends the row early.
