@@ -22,18 +22,24 @@ namespace fpm::detail {
 /// The statement S is a child of, in the function's body as children()
 /// sees it (the tree walk() walks: a declaration's initializer and a VLA's
 /// size are children of its DeclStmt, an initializer list is its semantic
-/// form); null outside it.
+/// form), or in the body of a function coverOut follows (addParents); null
+/// outside them, and for a body itself.
 const Stmt *LoopCheck::parentOf(const Stmt *S) const {
-  if (Parents.empty() && Fn.getBody()) {
-    llvm::SmallVector<const Stmt *, 64> Work{Fn.getBody()};
-    while (!Work.empty()) {
-      const Stmt *P = Work.pop_back_val();
-      for (const Stmt *Child : P->children())
-        if (Child && Parents.try_emplace(Child, P).second)
-          Work.push_back(Child);
-    }
-  }
+  addParents(Fn.getBody());
   return Parents.lookup(S);
+}
+
+/// Makes parentOf know the statements under Root, a function's body.
+void LoopCheck::addParents(const Stmt *Root) const {
+  if (!Root || !ParentRoots.insert(Root).second)
+    return;
+  llvm::SmallVector<const Stmt *, 64> Work{Root};
+  while (!Work.empty()) {
+    const Stmt *P = Work.pop_back_val();
+    for (const Stmt *Child : P->children())
+      if (Child && Parents.try_emplace(Child, P).second)
+        Work.push_back(Child);
+  }
 }
 
 UseKind LoopCheck::useKind(const Subscript &S) const {
@@ -328,19 +334,21 @@ bool LoopCheck::writesAreVisible(
 }
 
 /// L as `for (V = a; V < b; ++V)` (or `V <= b`, `b > V`, `b >= V`, `V += 1`,
-/// `V = V + 1`, `1 + V`), V a plain integer its body only reads and nothing
-/// in the function changes behind its back (a C89 `int j` declared before
-/// the loop may have its address taken there), a and b polynomials of values
-/// that do not change during an iteration of the partitioned loop: a, and
-/// the number of runs, b - a (b - a + 1 with `<=`) where that is not
-/// negative; nullopt for anything else. A test compared in an unsigned type
-/// needs a constant a >= 0: from a negative a, V would compare as a huge
-/// value and the loop would not run at all.
-std::optional<LoopCheck::UnitRange> LoopCheck::unitRange(const ForStmt *L,
-                                                         const VarDecl *V) {
+/// `V = V + 1`, `1 + V`), in the loop's function or in the one F follows, V
+/// a plain integer its body only reads and nothing in the function changes
+/// behind its back (a C89 `int j` declared before the loop may have its
+/// address taken there), a and b polynomials of values that do not change
+/// during an iteration of the partitioned loop: a, and the number of runs,
+/// b - a (b - a + 1 with `<=`) where that is not negative; nullopt for
+/// anything else. A test compared in an unsigned type needs a constant
+/// a >= 0: from a negative a, V would compare as a huge value and the loop
+/// would not run at all.
+std::optional<LoopCheck::UnitRange>
+LoopCheck::unitRange(const ForStmt *L, const VarDecl *V, const CallFrame *F) {
   auto [Init, Start] = initVar(L);
+  const Stmt *FnBody = F ? F->Callee->getBody() : Fn.getBody();
   if (Init != V || !isPlainInteger(V) || !onlyRead(L->getBody(), V) ||
-      !Fn.getBody() || !onlyReadOrAssigned(Fn.getBody(), V))
+      !FnBody || !onlyReadOrAssigned(FnBody, V))
     return std::nullopt;
   const Expr *Bound = nullptr;
   bool Inclusive = false, Unsigned = false;
@@ -376,7 +384,7 @@ std::optional<LoopCheck::UnitRange> LoopCheck::unitRange(const ForStmt *L,
   if (!Start || !Bound || !ByOne)
     return std::nullopt;
   auto Leaf = [&](const VarDecl *W) {
-    return bodyLeaf(W, L, /*Inner=*/nullptr, 0);
+    return frameLeaf(W, L, F, /*Inner=*/nullptr, 0);
   };
   std::optional<IntPoly> First = intPolyFromExpr(Start, Ctx, Leaf);
   std::optional<IntPoly> End = intPolyFromExpr(Bound, Ctx, Leaf);
