@@ -285,6 +285,7 @@ private:
   bool checkInvariant(const Expr *E, StringRef What);
   bool checkSections(StringRef Clause, ArrayRef<DataSection> Sections);
   std::optional<const ValueDecl *> visibleDecl(StringRef Name) const;
+  bool isDeclaredName(StringRef Name) const;
 
   // The data clauses against the body's subscripts: what an OpenCL device
   // would miss (spec/pragma.md, "Offloading").
