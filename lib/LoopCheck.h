@@ -4,10 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Private to LoopChecker.cpp and SectionChecks.cpp: the one walk of a loop's
-// body (LoopCheck) and what it records, which the DOALL checks
-// (LoopChecker.cpp) and the data-section checks (SectionChecks.cpp) both
-// read, and the small AST helpers they share.
+// Private to LoopChecker.cpp, SharingChecks.cpp and SectionChecks.cpp: the
+// one walk of a loop's body (LoopCheck) and what it records, which the DOALL
+// checks (LoopChecker.cpp, and SharingChecks.cpp for what iterations share)
+// and the data-section checks (SectionChecks.cpp) read, and the small AST
+// helpers they share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -280,12 +281,18 @@ private:
                Ctx.getLangOpts())
         .str();
   }
-  void reportDependences();
   bool checkGotos();
   bool checkInvariant(const Expr *E, StringRef What);
   bool checkSections(StringRef Clause, ArrayRef<DataSection> Sections);
   std::optional<const ValueDecl *> visibleDecl(StringRef Name) const;
   bool isDeclaredName(StringRef Name) const;
+
+  // What iterations share (SharingChecks.cpp): writes to shared scalars,
+  // loop-carried dependences between an array's write and its reads.
+  bool checkSharedWrites(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  void reportDependences();
+  std::optional<StringRef> reductionShape(const Expr *Target,
+                                          const VarDecl *VD) const;
 
   // The data clauses against the body's subscripts: what an OpenCL device
   // would miss (spec/pragma.md, "Offloading").

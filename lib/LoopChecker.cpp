@@ -326,33 +326,6 @@ bool LoopCheck::checkInvariant(const Expr *E, StringRef What) {
   return true;
 }
 
-void LoopCheck::reportDependences() {
-  llvm::DenseSet<const Expr *> Warned;
-  for (const Subscript &W : Subscripts) {
-    if (!W.IsWrite)
-      continue;
-    for (const Subscript &R : Subscripts) {
-      if (R.IsWrite || R.Root != W.Root ||
-          R.Indices.size() != W.Indices.size() || Warned.count(R.At))
-        continue;
-      for (size_t P = 0; P < W.Indices.size(); ++P) {
-        auto WO = loopOffset(Ctx, W.Indices[P], Var);
-        auto RO = loopOffset(Ctx, R.Indices[P], Var);
-        if (WO && RO && *WO == 0 && *RO != 0) {
-          report(Diags, R.At->getExprLoc(), Level::Warning,
-                 "'%0' is written at '%1' and read at '%2' in the partitioned "
-                 "loop: likely a loop-carried dependence")
-              << W.Root->getName() << text(W.At) << text(R.At);
-          report(Diags, W.At->getExprLoc(), Level::Note, "'%0' is written here")
-              << text(W.At);
-          Warned.insert(R.At);
-          break;
-        }
-      }
-    }
-  }
-}
-
 /// What Name means at the loop, found as the compiler would: the variable
 /// the body uses by that name; else a declaration of an enclosing block
 /// before the loop, a parameter, a member or a global. nullptr if it might
@@ -600,31 +573,9 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   Ok &= checkSections("out", Pragma.Out);
   Ok &= checkSections("inout", Pragma.InOut);
 
-  // Writes: never to the loop variable, to an outside scalar only if private.
-  llvm::DenseSet<const VarDecl *> Reported;
-  for (const Access &A : Accesses) {
-    if (!A.Writes || Reported.count(A.Var))
-      continue;
-    if (A.Var == Var) {
-      report(Diags, A.At->getExprLoc(), Level::Error,
-             "the loop variable '%0' is written in the body of the "
-             "partitioned loop")
-          << Var->getName();
-      Reported.insert(A.Var);
-      Ok = false;
-      continue;
-    }
-    if (!isOutsideLoop(A.Var) || Private.count(A.Var) ||
-        A.Var->getType()->isArrayType())
-      continue;
-    report(Diags, A.At->getExprLoc(), Level::Error,
-           "'%0' is declared outside the partitioned loop and written in it: "
-           "a loop-carried dependence or a race (list it in 'private(...)' if "
-           "each iteration assigns it before reading it)")
-        << A.Var->getName();
-    Reported.insert(A.Var);
-    Ok = false;
-  }
+  // Writes: never to the loop variable, to an outside scalar only if
+  // private.
+  Ok &= checkSharedWrites(Private);
 
   // A private variable read before it is written.
   for (const VarDecl *VD : Private) {
