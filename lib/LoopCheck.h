@@ -288,11 +288,18 @@ private:
   bool isDeclaredName(StringRef Name) const;
 
   // What iterations share (SharingChecks.cpp): writes to shared scalars,
-  // loop-carried dependences between an array's write and its reads.
+  // arrays written at the same elements by every iteration, loop-carried
+  // dependences between an array's write and its reads.
   bool checkSharedWrites(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  bool checkArrayRaces(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
   void reportDependences();
   std::optional<StringRef> reductionShape(const Expr *Target,
                                           const VarDecl *VD) const;
+  /// What may differ from one iteration to the next (findIterationValues).
+  struct IterationValues;
+  void
+  findIterationValues(IterationValues &Values,
+                      const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
 
   // The data clauses against the body's subscripts: what an OpenCL device
   // would miss (spec/pragma.md, "Offloading").

@@ -11,6 +11,10 @@
 //    (error); where the write has a reduction's shape (`s += x`,
 //    `s = fmax(s, x)`, `s = s < x ? x : s`), the error suggests
 //    `reduction(op: s)`, never `private`;
+//  - a write to an array declared outside the loop at subscripts that use
+//    neither the loop variable nor a value computed from it in the
+//    iteration, unless the array is private (error: every iteration writes
+//    the same elements);
 //  - an array written at a[i] and read at a[i +/- c] (warning).
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +22,8 @@
 #include "LoopCheck.h"
 
 #include "llvm/ADT/StringSwitch.h"
+
+#include <functional>
 
 using namespace clang;
 
@@ -257,6 +263,333 @@ bool LoopCheck::checkSharedWrites(
           << A.Var->getName();
   }
   return WritesOk;
+}
+
+//===----------------------------------------------------------------------===//
+// Arrays every iteration writes at the same elements
+//===----------------------------------------------------------------------===//
+
+/// What may differ between iterations at a point of the body.
+struct LoopCheck::IterationValues {
+  /// The loop variable, every variable computed from it in the iteration
+  /// (by assignment, or under a condition that uses it) and every variable
+  /// fpm cannot follow (its address taken, an array or a struct of the
+  /// iteration's own, a shared one written in the body).
+  llvm::DenseSet<const VarDecl *> Varying;
+  /// The conditions each subscript of the body runs under: if, ?:, && and
+  /// ||, and the tests of the loops around it.
+  llvm::DenseMap<const Expr *, llvm::SmallVector<const Expr *, 4>> Conditions;
+  /// A break, continue or goto, and the conditions it runs under: where
+  /// they vary, what follows it runs in some iterations only.
+  struct Jump {
+    const Stmt *S;
+    llvm::SmallVector<const Expr *, 4> Conditions;
+    /// The loop it continues or leaves (null: the partitioned loop).
+    const Stmt *Loop;
+  };
+  llvm::SmallVector<Jump, 4> Jumps;
+
+  /// Whether E may differ between iterations: it names a varying variable,
+  /// or calls a function that is not a numeric one (which may read or keep
+  /// any state).
+  bool varies(const Stmt *E) const {
+    if (!E)
+      return false;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+          VD && Varying.count(VD))
+        return true;
+    if (const auto *Call = dyn_cast<CallExpr>(E); Call && !isNumericCall(Call))
+      return true;
+    return llvm::any_of(E->children(),
+                        [&](const Stmt *C) { return varies(C); });
+  }
+  bool anyVaries(llvm::ArrayRef<const Expr *> Es) const {
+    return llvm::any_of(Es, [&](const Expr *E) { return varies(E); });
+  }
+};
+
+void LoopCheck::findIterationValues(
+    IterationValues &Values,
+    const llvm::SmallSetVector<const VarDecl *, 4> &Priv) {
+  struct Def {
+    const VarDecl *Target;
+    llvm::SmallVector<const Stmt *, 4> Sources;
+  };
+  std::vector<Def> Defs;
+  llvm::DenseSet<const VarDecl *> &Varying = Values.Varying;
+  Varying.insert(Var);
+  llvm::SmallVector<const Expr *, 8> Conds;
+
+  // The variable an lvalue is part of: `a[k].x` is a's.
+  auto RootOf = [](const Expr *E) -> const VarDecl * {
+    while (true) {
+      E = E->IgnoreParenImpCasts();
+      if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+        E = ASE->getBase();
+      else if (const auto *ME = dyn_cast<MemberExpr>(E); ME && !ME->isArrow())
+        E = ME->getBase();
+      else
+        return referencedVar(E);
+    }
+  };
+  auto Define = [&](const VarDecl *VD, std::initializer_list<const Stmt *> S) {
+    if (!VD)
+      return;
+    Def D{VD, {}};
+    D.Sources.append(S.begin(), S.end());
+    D.Sources.append(Conds.begin(), Conds.end());
+    Defs.push_back(std::move(D));
+  };
+  auto Jump = [&](const Stmt *S, const Stmt *Loop) {
+    Values.Jumps.push_back({S, {Conds.begin(), Conds.end()}, Loop});
+  };
+
+  // Loop: the innermost loop of the body around S (null: none); InSwitch:
+  // a break leaves a switch, not a loop.
+  std::function<void(const Stmt *, const Stmt *, bool)> Walk =
+      [&](const Stmt *S, const Stmt *Loop, bool InSwitch) {
+        if (!S)
+          return;
+        auto Under = [&](const Expr *Cond, auto &&Body) {
+          if (Cond)
+            Conds.push_back(Cond);
+          Body();
+          if (Cond)
+            Conds.pop_back();
+        };
+        auto Children = [&] {
+          for (const Stmt *C : S->children())
+            Walk(C, Loop, InSwitch);
+        };
+        if (isa<LambdaExpr, BlockExpr>(S)) {
+          // Runs at any time, or never: whatever it names is not followed.
+          std::function<void(const Stmt *)> Mark = [&](const Stmt *T) {
+            if (!T)
+              return;
+            if (const auto *DRE = dyn_cast<DeclRefExpr>(T))
+              if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+                Varying.insert(VD);
+            for (const Stmt *C : T->children())
+              Mark(C);
+          };
+          Mark(S);
+          if (const auto *Lambda = dyn_cast<LambdaExpr>(S))
+            for (const Expr *Capture : Lambda->capture_inits())
+              Walk(Capture, Loop, InSwitch);
+          return;
+        }
+        if (const auto *E = dyn_cast<Expr>(S)) {
+          if (auto Bin = asBinary(E);
+              Bin && BinaryOperator::isAssignmentOp(Bin->Op)) {
+            Walk(Bin->RHS, Loop, InSwitch);
+            if (const VarDecl *VD = referencedVar(Bin->LHS)) {
+              Define(VD, {Bin->RHS});
+              return;
+            }
+            Walk(Bin->LHS, Loop, InSwitch);
+            return;
+          }
+          if (auto IncDec = asIncDec(E)) {
+            if (const VarDecl *VD = referencedVar(IncDec->second)) {
+              Define(VD, {});
+              return;
+            }
+            Walk(IncDec->second, Loop, InSwitch);
+            return;
+          }
+          if (const auto *UO = dyn_cast<UnaryOperator>(E);
+              UO && UO->getOpcode() == UO_AddrOf)
+            if (const VarDecl *VD = RootOf(UO->getSubExpr()))
+              Varying.insert(VD);
+          if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+            // Anything but reading its value (a reference bound to it, a
+            // non-const reference argument) may change it out of sight.
+            if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+                VD && VD->getType()->isScalarType() && !readsValue(DRE))
+              Varying.insert(VD);
+            return;
+          }
+          if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+            Values.Conditions[ASE].assign(Conds.begin(), Conds.end());
+          if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E)) {
+            Walk(CO->getCond(), Loop, InSwitch);
+            Under(CO->getCond(), [&] {
+              Walk(CO->getTrueExpr(), Loop, InSwitch);
+              Walk(CO->getFalseExpr(), Loop, InSwitch);
+            });
+            return;
+          }
+          if (const auto *BO = dyn_cast<BinaryOperator>(E);
+              BO && BO->isLogicalOp()) {
+            Walk(BO->getLHS(), Loop, InSwitch);
+            Under(BO->getLHS(), [&] { Walk(BO->getRHS(), Loop, InSwitch); });
+            return;
+          }
+          return Children();
+        }
+        if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+          for (const Decl *D : DS->decls())
+            if (const auto *VD = dyn_cast<VarDecl>(D)) {
+              if (!VD->getType()->isScalarType() ||
+                  VD->getType()->isReferenceType() || VD->isStaticLocal())
+                Varying.insert(VD);
+              if (VD->getInit()) {
+                Walk(VD->getInit(), Loop, InSwitch);
+                Define(VD, {VD->getInit()});
+              }
+            }
+          return;
+        }
+        if (const auto *If = dyn_cast<IfStmt>(S)) {
+          Walk(If->getInit(), Loop, InSwitch);
+          Walk(If->getConditionVariableDeclStmt(), Loop, InSwitch);
+          Walk(If->getCond(), Loop, InSwitch);
+          Under(If->getCond(), [&] {
+            Walk(If->getThen(), Loop, InSwitch);
+            Walk(If->getElse(), Loop, InSwitch);
+          });
+          return;
+        }
+        if (const auto *F = dyn_cast<ForStmt>(S)) {
+          Walk(F->getInit(), Loop, InSwitch);
+          Walk(F->getConditionVariableDeclStmt(), Loop, InSwitch);
+          Walk(F->getCond(), Loop, InSwitch);
+          Under(F->getCond(), [&] {
+            Walk(F->getBody(), F, false);
+            Walk(F->getInc(), F, false);
+          });
+          return;
+        }
+        if (const auto *W = dyn_cast<WhileStmt>(S)) {
+          Walk(W->getConditionVariableDeclStmt(), Loop, InSwitch);
+          Walk(W->getCond(), Loop, InSwitch);
+          Under(W->getCond(), [&] { Walk(W->getBody(), W, false); });
+          return;
+        }
+        if (const auto *Do = dyn_cast<DoStmt>(S)) {
+          Under(Do->getCond(), [&] {
+            Walk(Do->getBody(), Do, false);
+            Walk(Do->getCond(), Do, false);
+          });
+          return;
+        }
+        if (const auto *R = dyn_cast<CXXForRangeStmt>(S)) {
+          Walk(R->getInit(), Loop, InSwitch);
+          Walk(R->getRangeStmt(), Loop, InSwitch);
+          Walk(R->getBeginStmt(), Loop, InSwitch);
+          Walk(R->getEndStmt(), Loop, InSwitch);
+          Under(R->getRangeInit(), [&] {
+            Under(R->getCond(), [&] {
+              Walk(R->getInc(), R, false);
+              Walk(R->getLoopVarStmt(), R, false);
+              Walk(R->getBody(), R, false);
+            });
+          });
+          return;
+        }
+        if (const auto *Switch = dyn_cast<SwitchStmt>(S)) {
+          Walk(Switch->getInit(), Loop, InSwitch);
+          Walk(Switch->getConditionVariableDeclStmt(), Loop, InSwitch);
+          Walk(Switch->getCond(), Loop, InSwitch);
+          Under(Switch->getCond(),
+                [&] { Walk(Switch->getBody(), Loop, true); });
+          return;
+        }
+        if (isa<ContinueStmt>(S) || (isa<BreakStmt>(S) && !InSwitch)) {
+          Jump(S, Loop);
+          return;
+        }
+        if (isa<GotoStmt, IndirectGotoStmt>(S)) {
+          // Anywhere: what follows in the body may run in some iterations
+          // only.
+          Jump(S, &For);
+          return;
+        }
+        Children();
+      };
+  Walk(For.getBody(), nullptr, false);
+
+  // What fpm cannot follow: a shared variable written in the body (an error
+  // of its own) and any variable of the iteration's own that is not a plain
+  // scalar.
+  for (const Access &A : Accesses)
+    if ((A.Writes && isOutsideLoop(A.Var) && !Priv.count(A.Var)) ||
+        (!A.Var->getType()->isScalarType() &&
+         (!isOutsideLoop(A.Var) || Priv.count(A.Var))))
+      Varying.insert(A.Var);
+
+  // Then what is computed from what varies, to a fixed point.
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (const Def &D : Defs)
+      if (!Varying.count(D.Target) &&
+          llvm::any_of(D.Sources,
+                       [&](const Stmt *S) { return Values.varies(S); })) {
+        Varying.insert(D.Target);
+        Changed = true;
+      }
+  }
+}
+
+/// A write to an array declared outside the loop (or through a pointer
+/// declared there) whose subscripts, and the conditions it runs under, use
+/// neither the loop variable nor anything computed from it: every iteration
+/// writes the same elements.
+bool LoopCheck::checkArrayRaces(
+    const llvm::SmallSetVector<const VarDecl *, 4> &Priv) {
+  IterationValues Values;
+  findIterationValues(Values, Priv);
+  bool RacesOk = true;
+  llvm::DenseSet<const VarDecl *> Reported;
+  auto Before = [&](const Stmt *A, const Stmt *B) {
+    return SM.isBeforeInTranslationUnit(SM.getExpansionLoc(A->getBeginLoc()),
+                                        SM.getExpansionLoc(B->getBeginLoc()));
+  };
+  for (const Subscript &W : Subscripts) {
+    if (!W.IsWrite || W.InLambda || !W.Root || W.Root == Var ||
+        !isOutsideLoop(W.Root) || Reported.count(W.Root))
+      continue;
+    QualType T = W.Root->getType().getNonReferenceType();
+    bool IsArray = T->isArrayType();
+    if ((!IsArray && !T->isPointerType()) || (IsArray && Priv.count(W.Root)) ||
+        Values.Varying.count(W.Root))
+      continue;
+    if (Values.anyVaries(W.Indices))
+      continue;
+    auto Conds = Values.Conditions.find(W.At);
+    if (Conds != Values.Conditions.end() && Values.anyVaries(Conds->second))
+      continue;
+    // After a break, continue or goto that only some iterations take.
+    if (llvm::any_of(Values.Jumps, [&](const IterationValues::Jump &J) {
+          return Values.anyVaries(J.Conditions) &&
+                 (J.Loop == &For || Before(J.S, W.At) ||
+                  (J.Loop &&
+                   isInside(W.At->getExprLoc(), J.Loop->getSourceRange())));
+        }))
+      continue;
+    Reported.insert(W.Root);
+    RacesOk = false;
+    if (IsArray)
+      report(Diags, W.At->getExprLoc(), Level::Error,
+             "'%0' is declared outside the partitioned loop and every "
+             "iteration writes the same elements of it: the subscripts of "
+             "'%1' use neither the loop variable '%2' nor a value computed "
+             "from it; a race (list '%0' in 'private(...)' if each iteration "
+             "uses it as its own scratch)")
+          << W.Root->getName() << text(W.At) << Var->getName();
+    else
+      report(Diags, W.At->getExprLoc(), Level::Error,
+             "every iteration writes the same elements through '%0', declared "
+             "outside the partitioned loop: the subscripts of '%1' use neither "
+             "the loop variable '%2' nor a value computed from it; a race "
+             "(give each iteration elements of its own, or a scratch array "
+             "declared in the loop)")
+          << W.Root->getName() << text(W.At) << Var->getName();
+    report(Diags, W.Root->getLocation(), Level::Note, "'%0' is declared here")
+        << W.Root->getName();
+  }
+  return RacesOk;
 }
 
 //===----------------------------------------------------------------------===//
