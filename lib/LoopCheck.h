@@ -300,6 +300,7 @@ private:
   void
   findIterationValues(IterationValues &Values,
                       const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  std::optional<IntPoly> dependencePoly(const Expr *Index, const Stmt *At);
 
   // The data clauses against the body's subscripts: what an OpenCL device
   // would miss (spec/pragma.md, "Offloading").
