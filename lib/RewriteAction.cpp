@@ -90,12 +90,13 @@ std::optional<Token> tokenAfter(SourceLocation Loc, const SourceManager &SM,
 
 /// What the preprocessor tells the rewrite besides the fpm pragmas: where
 /// each `#pragma` of the main file is (OpenMP's among them, which Clang
-/// drops without -fopenmp).
+/// drops without -fopenmp), and a header it cannot find, for which it adds
+/// a note saying how to give fpm-rewrite the compiler's flags.
 class SourceCallbacks : public PPCallbacks {
 public:
-  SourceCallbacks(const SourceManager &SM,
+  SourceCallbacks(const SourceManager &SM, DiagnosticsEngine &Diags,
                   std::vector<SourceLocation> &PragmaLocs)
-      : SM(SM), PragmaLocs(PragmaLocs) {}
+      : SM(SM), Diags(Diags), PragmaLocs(PragmaLocs) {}
 
   void PragmaDirective(SourceLocation Loc,
                        PragmaIntroducerKind Introducer) override {
@@ -104,9 +105,27 @@ public:
       PragmaLocs.push_back(Loc);
   }
 
+  void InclusionDirective(SourceLocation HashLoc, const Token &, StringRef,
+                          bool, CharSourceRange, OptionalFileEntryRef File,
+                          StringRef, StringRef, const Module *, bool,
+                          SrcMgr::CharacteristicKind) override {
+    // Right after Clang's error (a note still prints after a fatal one),
+    // once.
+    if (File || Noted || !Diags.hasErrorOccurred())
+      return;
+    Noted = true;
+    report(Diags, HashLoc, Level::Note,
+           "fpm-rewrite parses the file as the compiler does and needs its "
+           "-I and -D flags: give it the build folder that holds "
+           "compile_commands.json ('-p build'), or the flags after '--' "
+           "('fpm-rewrite x.c -- -Iinclude -DN=8')");
+  }
+
 private:
   const SourceManager &SM;
+  DiagnosticsEngine &Diags;
   std::vector<SourceLocation> &PragmaLocs;
+  bool Noted = false;
 };
 
 /// An OpenMP directive of the main file whose region every thread of a team
@@ -364,8 +383,8 @@ protected:
                                                  StringRef) override {
     Rewrite.setSourceMgr(CI.getSourceManager(), CI.getLangOpts());
     CI.getPreprocessor().AddPragmaHandler(new FpmPragmaHandler(Pragmas));
-    CI.getPreprocessor().addPPCallbacks(
-        std::make_unique<SourceCallbacks>(CI.getSourceManager(), PragmaLocs));
+    CI.getPreprocessor().addPPCallbacks(std::make_unique<SourceCallbacks>(
+        CI.getSourceManager(), CI.getDiagnostics(), PragmaLocs));
     if (!DependencyFile.empty()) {
       Entered = std::make_shared<EnteredFiles>();
       Entered->attachToPreprocessor(CI.getPreprocessor());
