@@ -191,9 +191,33 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
     QualType PT = VD->getType().getUnqualifiedType();
     if (usesLocalType(PT))
       return CannotOutline(VD, "has a type declared in the function");
-    if (PT->isVariablyModifiedType())
+    if (!PT->isVariablyModifiedType()) {
+      Local << "  " << T.type(PT, VD->getName()) << ";\n";
+      continue;
+    }
+    // An array of variable size: its extents measured at the call site, the
+    // array declared again with them in the outlined body.
+    std::string N = VD->getName().str(), Dims, Zeros;
+    QualType Elem = PT;
+    for (unsigned Level = 0; const ArrayType *AT = Ctx.getAsArrayType(Elem);
+         ++Level, Elem = AT->getElementType(), Zeros += "[0]") {
+      if (const auto *CAT = dyn_cast<ConstantArrayType>(AT)) {
+        Dims += "[" + std::to_string(CAT->getSize().getZExtValue()) + "]";
+        continue;
+      }
+      if (!isa<VariableArrayType>(AT))
+        return CannotOutline(VD, "is private and has an array type fpm "
+                                 "cannot declare");
+      std::string Dim = "fpm_" + N + "_d" + std::to_string(Level);
+      Dims += "[" + Dim + "]";
+      M << "  int64_t " << Dim << ";\n";
+      Set << "  " << Ctx_ << "." << Dim << " = (int64_t)(sizeof(" << N << Zeros
+          << ") / sizeof(" << N << Zeros << "[0]));\n";
+      Local << "  const int64_t " << Dim << " = fpm_c->" << Dim << ";\n";
+    }
+    if (Elem->isVariablyModifiedType())
       return CannotOutline(VD, "is private and has a variably modified type");
-    Local << "  " << T.type(PT, VD->getName()) << ";\n";
+    Local << "  " << T.type(Elem, N + Dims) << ";\n";
   }
   if (usesLocalType(Var->getType()))
     return CannotOutline(Var, "has a type declared in the function");

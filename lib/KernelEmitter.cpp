@@ -1136,11 +1136,17 @@ GeneratedKernel KernelPrinter::run() {
       if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
           VD && VD != Var && !isInsideLoop(VD) &&
           llvm::is_contained(Request.Private, VD->getName()) &&
-          Declared.insert(VD->getName()).second)
+          Declared.insert(VD->getName()).second) {
+        if (VD->getType()->isVariablyModifiedType())
+          refuse(VD->getLocation(),
+                 "the private array '" + VD->getName() +
+                     "' has a variable size; a work-item's private memory "
+                     "needs a constant one");
         PrivateDecls += "  " +
                         declarator(VD->getType().getUnqualifiedType(),
                                    kernelName(VD), VD->getLocation()) +
                         ";\n";
+      }
     for (const Stmt *Child : S->children())
       FindPrivate(Child);
   };

@@ -7,8 +7,11 @@
 // Checks the `for` statement a `#pragma fpm partition` stands before against
 // the spec (spec/pragma.md, "The loop", "Variables", "What the rewriter
 // refuses"): canonical form, no way out of the body, no write to the loop
-// variable, no write to a shared scalar; warns about likely loop-carried
-// dependences and private variables read before written, and, where it can
+// variable, no write to a shared scalar (a reduction's shape suggests
+// reduction(...)), no array written at the same elements by every
+// iteration unless private, no name in the private and data clauses that
+// means nothing at the loop; warns about likely loop-carried dependences
+// and private variables read before written, and, where it can
 // prove them, about what an OpenCL device would miss of the data clauses: a
 // subscript outside its array's section, and an array declared only `out`
 // that the body reads before it writes it. What it learns (the loop's parts
@@ -107,9 +110,10 @@ bool checkLoop(clang::ASTContext &Ctx, const PartitionPragma &Pragma,
 /// Whether each iteration of a loop writes every element of one section of
 /// its out clause.
 struct OutCover {
-  /// Proven: a plain assignment to the array runs on every iteration, and
-  /// the indices it writes there, over the ranges of the `for` loops around
-  /// it, are exactly the iteration's section.
+  /// Proven: the plain assignments to the array that run on every
+  /// iteration, in the body or in the functions it calls, write, over the
+  /// ranges of the `for` loops around them, ranges of elements that
+  /// together are all of the iteration's section.
   bool Whole = false;
   /// Otherwise why fpm cannot prove it, for a remark: "the assignment to
   /// 'y[i]' is conditional".

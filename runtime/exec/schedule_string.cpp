@@ -175,9 +175,8 @@ LoopSchedule parseLoopSchedule(std::string_view whole) {
     return schedule;
   }
   case ScheduleKind::Auto:
-    // No stored profiles yet (a later issue): equal is what the spec allows.
+    // The planner chooses, by what is known of the PEs (exec/plan.hpp).
     schedule.automatic = true;
-    schedule.partitioner = findPartitioner("equal");
     schedule.text = std::string(entry->name);
     return schedule;
   case ScheduleKind::Static:

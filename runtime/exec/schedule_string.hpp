@@ -28,7 +28,7 @@ struct LoopSchedule {
   Kind kind = Kind::Static;
   /// The canonical spelling, for messages: "gss, 80", "css(4)", "auto".
   std::string text;
-  /// "auto": the runtime chooses (`partitioner` is what it chose).
+  /// "auto": the planner chooses (exec/plan.hpp); `partitioner` is null.
   bool automatic = false;
 
   // Static: the registry's partitioner and WDAH's backtrack budget.

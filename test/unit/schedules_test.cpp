@@ -120,7 +120,7 @@ TEST(ScheduleTable, EveryScheduleStringOfTheTableParses) {
         break;
       case ScheduleKind::Auto:
         EXPECT_TRUE(schedule.automatic);
-        EXPECT_NE(schedule.partitioner, nullptr);
+        EXPECT_EQ(schedule.partitioner, nullptr); // the planner chooses
         break;
       }
       // The argument, where it takes one, in both forms.
