@@ -144,8 +144,7 @@ ClusterPlan planCluster(const LoopSchedule &schedule,
 }
 
 ChunkMaster::ChunkMaster(const ClusterPlan &plan)
-    : shares_(plan.shares), started_(plan.shares.size(), false),
-      granule_(plan.granule), tripCount_(plan.tripCount) {
+    : granule_(plan.granule), tripCount_(plan.tripCount) {
   double total = 0;
   for (double weight : plan.weights)
     total += weight;
@@ -153,6 +152,11 @@ ChunkMaster::ChunkMaster(const ClusterPlan &plan)
     share_.push_back(total > 0
                          ? weight / total
                          : 1.0 / static_cast<double>(plan.weights.size()));
+  // Every node knows its stage-1 share from the plan and runs it without
+  // asking (seed 001: stage 1 saves the master's messages).
+  for (std::size_t node = 0; node < plan.shares.size(); ++node)
+    if (plan.shares[node].size() > 0)
+      grants_.push_back({static_cast<int>(node), plan.shares[node]});
   if (plan.kind == ClusterPlan::Kind::Dynamic)
     chunker_.emplace(plan.dynamic, ceilDiv(plan.dynamicBegin, granule_));
 }
@@ -160,33 +164,18 @@ ChunkMaster::ChunkMaster(const ClusterPlan &plan)
 std::optional<Range> ChunkMaster::next(int node) {
   const std::lock_guard<std::mutex> lock(mutex_);
   const auto n = static_cast<std::size_t>(node);
-  if (n >= started_.size())
+  if (n >= share_.size())
     throw std::out_of_range("ChunkMaster: no node " + std::to_string(node));
-  std::optional<Range> range;
-  if (!started_[n]) {
-    started_[n] = true;
-    if (shares_[n].size() > 0)
-      range = shares_[n];
-  }
-  if (!range && chunker_) {
-    if (const std::optional<Chunk> chunk = chunker_->next(share_[n])) {
-      // Granules to iterations; the last granule ends at the trip count.
-      range =
-          Range{chunk->begin * granule_,
-                std::min(tripCount_, (chunk->begin + chunk->size) * granule_)};
-    }
-  }
-  // Stage-1 shares of nodes that never asked (a node that failed before
-  // its first request cannot hold the others up): handed out at the end.
-  if (!range)
-    for (std::size_t other = 0; other < started_.size() && !range; ++other)
-      if (!started_[other]) {
-        started_[other] = true;
-        if (shares_[other].size() > 0)
-          range = shares_[other];
-      }
-  if (range)
-    grants_.push_back({node, *range});
+  if (!chunker_)
+    return std::nullopt;
+  const std::optional<Chunk> chunk = chunker_->next(share_[n]);
+  if (!chunk)
+    return std::nullopt;
+  // Granules to iterations; the last granule ends at the trip count.
+  const Range range{
+      chunk->begin * granule_,
+      std::min(tripCount_, (chunk->begin + chunk->size) * granule_)};
+  grants_.push_back({node, range});
   return range;
 }
 

@@ -86,17 +86,19 @@ ClusterPlan planCluster(const LoopSchedule &schedule,
                         std::span<const NodeView> nodes, std::int64_t tripCount,
                         std::int64_t grain, std::string_view loop = "loop");
 
-/// The master's side of the dynamic path: grants ranges to nodes that ask,
-/// stage-1 shares first. Thread-safe (the master computes too: its own
-/// worker thread asks beside the thread that serves the others' requests).
+/// The master's side of the dynamic path. Each node runs its stage-1 share
+/// (the plan's `shares`, which every node knows) without asking, then asks
+/// for chunks: the scheme's next one scaled by its weight. Thread-safe (the
+/// master computes too: its own thread asks beside the thread that serves
+/// the others' requests).
 class ChunkMaster {
 public:
   explicit ChunkMaster(const ClusterPlan &plan);
-  /// The next range for `node`: its stage-1 share on its first request,
-  /// then chunks of the scheme scaled by its weight; nothing when all
-  /// iterations are handed out.
+  /// The next chunk for `node`, or nothing when all iterations are handed
+  /// out.
   std::optional<Range> next(int node);
-  /// Every range granted so far, and to whom, in grant order.
+  /// Every range granted, and to whom: the stage-1 shares, then the chunks
+  /// in grant order.
   struct Grant {
     int node;
     Range range;
@@ -105,8 +107,6 @@ public:
 
 private:
   mutable std::mutex mutex_;
-  std::vector<Range> shares_;
-  std::vector<bool> started_;
   std::vector<double> share_; ///< each node's weight / the total
   std::optional<WeightedChunker> chunker_;
   std::int64_t granule_;
