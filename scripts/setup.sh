@@ -12,6 +12,9 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   # MINPACK's HYBRJ, JSON, tests and benchmarks.
   libcminpack-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # MPI for libfpmrt-mpi (one loop across the ranks of a job) and mpirun
+  # for its tests.
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()
