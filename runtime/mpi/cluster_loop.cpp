@@ -111,14 +111,27 @@ std::vector<double> describeNode(const LoopArguments &arguments,
     if (auto it = speeds.find(key); it != speeds.end())
       view[1] = it->second;
   }
-  if (!pes.models.empty()) {
+  if (pes.models.empty())
+    return view;
+  // A node FPM costs ~10^4 cost-model lookups per PE: made once per loop,
+  // shape and set of PEs (stored profiles are read once per process).
+  static std::mutex cacheMutex;
+  static std::map<std::string, std::vector<double>, std::less<>> cache;
+  std::string shape = key + '\n' + std::to_string(arguments.tripCount) + ' ' +
+                      std::to_string(ranks);
+  for (const Profile &model : pes.models)
+    shape += ' ' + model.device;
+  const std::lock_guard<std::mutex> lock(cacheMutex);
+  auto [it, added] = cache.try_emplace(shape);
+  if (added) {
     const Profile node = nodeProfile(
         pes.models, nodeSampleSizes(arguments.tripCount, ranks), "node");
     for (const ProfilePoint &point : node.points) {
-      view.push_back(static_cast<double>(point.size));
-      view.push_back(point.time);
+      it->second.push_back(static_cast<double>(point.size));
+      it->second.push_back(point.time);
     }
   }
+  view.insert(view.end(), it->second.begin(), it->second.end());
   return view;
 }
 
