@@ -300,8 +300,9 @@ void starpuStencil(float *in, float *out, int m, int n, float dt,
 }
 // starpu-loc: end
 
-/// Non-blank, non-comment lines between `starpu-loc` markers in this file,
-/// lines marked "not counted" left out; 0 when the source is not there.
+/// Non-blank, non-comment lines between the `starpu-loc` markers of loop
+/// `section` and of both loops in this file (`section` "both loops": those
+/// alone), lines marked "not counted" left out; 0 without the source.
 int starpuLines(const std::string &section) {
   std::ifstream source(FPM_BENCH_SOURCE_DIR "/starpu.cpp");
   int lines = 0;
@@ -697,12 +698,27 @@ double loadAverage() {
   return load;
 }
 
+/// CPU seconds the machine has spent in niced processes (Linux): builds
+/// and tests that share the machine run niced, and take little from a
+/// benchmark at the default priority.
+double nicedSeconds() {
+  unsigned long long user = 0, nice = 0;
+  double seconds = 0;
+  if (std::FILE *stat = std::fopen("/proc/stat", "r")) {
+    if (std::fscanf(stat, "cpu %llu %llu", &user, &nice) == 2)
+      seconds =
+          static_cast<double>(nice) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    std::fclose(stat);
+  }
+  return seconds;
+}
+
 bool runWorkload(Workload &workload, std::size_t index, Server &server,
                  const Options &options) {
   Bench bench(workload, options.quick);
   const Clock::time_point started = Clock::now();
   const CpuUse before = CpuUse::now();
-  const double loadBefore = loadAverage();
+  const double loadBefore = loadAverage(), nicedBefore = nicedSeconds();
   double childSeconds = 0; // CPU time of the forked runs
   std::string problem;
   auto serve = [&](const std::string &command) {
@@ -932,22 +948,23 @@ bool runWorkload(Workload &workload, std::size_t index, Server &server,
   std::printf("first call: dmda after calibration / fpm from stored profiles "
               "= %.3f (target > 1: %s)\n",
               first, first > 1 ? "met" : "MISSED");
-  std::printf("StarPU-specific lines for this loop: %d (codelet, CPU and "
-              "OpenCL functions, model, registration, partition, "
-              "submission; counted in starpu.cpp)\n",
-              starpuLines(workload.name));
+  std::printf("StarPU-specific lines for this loop: %d, %d of them shared "
+              "by both loops (codelet, CPU and OpenCL functions, model, "
+              "registration, partition, submission; counted in starpu.cpp)\n",
+              starpuLines(workload.name), starpuLines("both loops"));
   const CpuUse after = CpuUse::now();
   const double wall = since(started);
   const double others = std::max((after.machine - before.machine) -
                                      (after.self - before.self) - childSeconds,
                                  0.0);
+  const double niced = std::min(nicedSeconds() - nicedBefore, others);
   const int cores = omp_get_num_procs();
   std::printf("(%.1f s for this workload; load average %.2f before, %.2f "
               "after; other processes used %.0f%% of the %d cores "
-              "meanwhile%s)\n\n",
+              "meanwhile, %.0f%% at the default priority%s)\n\n",
               wall, loadBefore, loadAverage(), 100 * others / (wall * cores),
-              cores,
-              others > 0.05 * wall * cores
+              cores, 100 * (others - niced) / (wall * cores),
+              others - niced > 0.05 * wall * cores
                   ? ": the machine was not quiet, the times are suspect"
                   : "");
   std::fflush(stdout);
