@@ -82,6 +82,31 @@ TEST(BenchmarkSettingsTest, RefusesBadFieldsNamingThem) {
   }
 }
 
+// Found by test/fuzz/settings_fuzzer.cpp: format() wrote six digits, so
+// fpm-profile handed its child FPM_BENCHMARK=error=0.123457 for 0.123456789.
+TEST(BenchmarkSettingsTest, FormatReadsBackAsTheSameNumbers) {
+  const BenchmarkSettings s = BenchmarkSettings::parse(
+      "error=0.123456789,time=1e-7,budget=12345.678901234");
+  const BenchmarkSettings again = BenchmarkSettings::parse(s.format());
+  EXPECT_EQ(again.error, 0.123456789);
+  EXPECT_EQ(again.seconds, 1e-7);
+  EXPECT_EQ(again.budget, 12345.678901234);
+}
+
+TEST(BenchmarkSettingsTest, EchoesTheStartOfALongBadValue) {
+  const std::string value(100000, '7');
+  for (const std::string &text :
+       {"points=" + value, "error=x" + value, "speed" + value + "=1",
+        "reps=" + value, "fresh=" + value, value}) {
+    try {
+      BenchmarkSettings::parse(text);
+      ADD_FAILURE() << "accepted";
+    } catch (const std::invalid_argument &error) {
+      EXPECT_LT(std::string(error.what()).size(), 200u) << error.what();
+    }
+  }
+}
+
 TEST(BenchmarkSettingsTest, ComesFromTheEnvironment) {
   {
     ScopedEnv unset("FPM_BENCHMARK", std::nullopt);

@@ -906,3 +906,20 @@ TEST(Environment, EveryReaderTakesEmptyForUnset) {
   EXPECT_THROW(fpm::flagFromEnvironment("FPM_TEST_VARIABLE"),
                std::invalid_argument);
 }
+
+TEST(Environment, AnErrorEchoesTheStartOfALongValue) {
+  ScopedEnv set("FPM_TEST_VARIABLE", std::string(100000, '9'));
+  for (int reader = 0; reader < 2; ++reader) {
+    try {
+      if (reader == 0)
+        fpm::integerFromEnvironment("FPM_TEST_VARIABLE", 0, 9);
+      else
+        fpm::flagFromEnvironment("FPM_TEST_VARIABLE");
+      ADD_FAILURE() << "accepted";
+    } catch (const std::invalid_argument &error) {
+      const std::string message = error.what();
+      EXPECT_TRUE(message.starts_with("FPM_TEST_VARIABLE \"9999")) << message;
+      EXPECT_LT(message.size(), 200u) << message;
+    }
+  }
+}
