@@ -121,8 +121,10 @@ bool LoopCheck::checkHeader(CanonicalLoop &Loop) {
   if (!Loop.Step) {
     StepUp = !Loop.StepNegated;
   } else if (!Loop.Step->isValueDependent()) {
+    // The step as written, as the rewritten loop uses it: in `u += -1` on
+    // an unsigned u, Clang converts the -1 to UINT_MAX, but the step is -1.
     Expr::EvalResult R;
-    if (Loop.Step->EvaluateAsInt(R, Ctx)) {
+    if (Loop.Step->IgnoreImpCasts()->EvaluateAsInt(R, Ctx)) {
       const llvm::APSInt &Value = R.Val.getInt();
       if (Value.isZero()) {
         report(Diags, Loop.Step->getBeginLoc(), Level::Error,
