@@ -83,9 +83,10 @@ bool checkLoop(clang::ASTContext &Ctx, const PartitionPragma &Pragma,
 /// Whether each iteration of a loop writes every element of one section of
 /// its out clause.
 struct OutCover {
-  /// Proven: a plain assignment to the array runs on every iteration, and
-  /// the indices it writes there, over the ranges of the `for` loops around
-  /// it, are exactly the iteration's section.
+  /// Proven: the plain assignments to the array that run on every
+  /// iteration, in the body or in the functions it calls, write, over the
+  /// ranges of the `for` loops around them, ranges of elements that
+  /// together are all of the iteration's section.
   bool Whole = false;
   /// Otherwise why fpm cannot prove it, for a remark: "the assignment to
   /// 'y[i]' is conditional".

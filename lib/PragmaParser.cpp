@@ -6,11 +6,15 @@
 //
 // One parser per clause, each with the Clang-style errors of its malformed
 // forms, and the reading of kernel(...)'s file: the clause grammar of
-// spec/pragma.md in one place, a little over 600 lines.
+// spec/pragma.md in one place, a little over 600 lines. The schedules and
+// the rule of their argument are the runtime's: fpm/schedules.def and
+// readScheduleArgument() (fpm/schedules.hpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "PragmaParser.h"
+
+#include "fpm/schedules.hpp"
 
 #include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
@@ -61,6 +65,34 @@ std::string unsplice(StringRef S) {
     Out += S[I];
   }
   return StringRef(Out).trim().str();
+}
+
+/// A schedule the pragma may name: a line of fpm/schedules.def.
+struct PragmaSchedule {
+  /// The table's name; the pragma writes it with '_' for '-'.
+  std::string_view Name;
+  ScheduleArgument Argument;
+};
+
+constexpr PragmaSchedule PragmaSchedules[] = {
+#define FPM_SCHEDULE(Name, Kind, Argument, Summary)                            \
+  PragmaSchedule{Name, ScheduleArgument::Argument},
+#include "fpm/schedules.def"
+};
+
+const PragmaSchedule *findPragmaSchedule(StringRef Name) {
+  for (const PragmaSchedule &Schedule : PragmaSchedules)
+    if (pragmaSpelling(Schedule.Name) == Name)
+      return &Schedule;
+  return nullptr;
+}
+
+/// "equal, cpm, ..., auto", for the error at an unknown schedule.
+std::string knownPragmaSchedules() {
+  std::string Known;
+  for (const PragmaSchedule &Schedule : PragmaSchedules)
+    Known += (Known.empty() ? "" : ", ") + pragmaSpelling(Schedule.Name);
+  return Known;
 }
 
 /// Parses the clause list of one pragma, reporting as it goes.
@@ -231,25 +263,19 @@ bool ClauseParser::parseSchedule(ArrayRef<Token> Args, SourceLocation Close) {
     return false;
   }
   StringRef Kind = identifierOf(Args[0]);
-  enum ArgKind { None, Optional, Css };
-  std::optional<ArgKind> Takes =
-      llvm::StringSwitch<std::optional<ArgKind>>(Kind)
-          .Cases("equal", "cpm", "geometric", "numerical", None)
-          .Cases("hpopta", "optimal", "wdah_heuristic", "pss", "auto", None)
-          .Cases("wdah", "gss", "fss", "tss", Optional)
-          .Case("css", Css)
-          .Default(std::nullopt);
-  if (!Takes) {
+  const PragmaSchedule *Schedule = findPragmaSchedule(Kind);
+  if (!Schedule) {
     report(Diags, Args[0].getLocation(), Level::Error,
-           "unknown schedule '%0' (known: equal, cpm, geometric, numerical, "
-           "hpopta, optimal, wdah, wdah_heuristic, pss, css, gss, fss, tss, "
-           "auto)")
-        << Kind;
+           "unknown schedule '%0' (known: %1)")
+        << Kind << knownPragmaSchedules();
     return false;
   }
+  // The argument's form is the spec's: `css(k)` when it is required,
+  // `gss, a` when it is optional. Its value is read by the runtime's rule.
   ArrayRef<Token> Rest = Args.drop_front();
-  switch (*Takes) {
-  case None:
+  ScheduleArgumentValue Value;
+  switch (Schedule->Argument) {
+  case ScheduleArgument::NoArgument:
     if (!Rest.empty()) {
       report(Diags, Rest[0].getLocation(), Level::Error,
              "schedule '%0' takes no argument")
@@ -258,33 +284,44 @@ bool ClauseParser::parseSchedule(ArrayRef<Token> Args, SourceLocation Close) {
     }
     Pragma.Schedule = Kind.str();
     return true;
-  case Css:
+  case ScheduleArgument::RequiredChunk:
     if (Rest.size() != 3 || Rest[0].isNot(tok::l_paren) ||
-        !isPositiveInteger(Rest[1]) || Rest[2].isNot(tok::r_paren)) {
+        Rest[1].isNot(tok::numeric_constant) || Rest[2].isNot(tok::r_paren) ||
+        !readScheduleArgument(Kind, Schedule->Argument, spelling(Rest[1]),
+                              Value)
+             .empty()) {
       report(Diags, Rest.empty() ? Close : Rest[0].getLocation(), Level::Error,
-             "schedule 'css' needs a positive chunk size: 'css(k)'");
-      return false;
-    }
-    Pragma.Schedule = "css(" + spelling(Rest[1]) + ")";
-    return true;
-  case Optional:
-    if (Rest.empty()) {
-      Pragma.Schedule = Kind.str();
-      return true;
-    }
-    if (Rest.size() != 2 || Rest[0].isNot(tok::comma) ||
-        Rest[1].isNot(tok::numeric_constant)) {
-      report(Diags,
-             Rest.size() >= 2 && Rest[0].is(tok::comma) ? Rest[1].getLocation()
-                                                        : Rest[0].getLocation(),
-             Level::Error, "expected '%0' or '%0, <number>' in 'schedule(...)'")
+             "schedule '%0' needs a positive chunk size: '%0(k)'")
           << Kind;
       return false;
     }
-    Pragma.Schedule = (Kind + ", " + spelling(Rest[1])).str();
+    Pragma.Schedule = (Kind + "(" + spelling(Rest[1]) + ")").str();
+    return true;
+  case ScheduleArgument::OptionalBacktrack:
+  case ScheduleArgument::OptionalAlpha:
+    break;
+  }
+  if (Rest.empty()) {
+    Pragma.Schedule = Kind.str();
     return true;
   }
-  return false;
+  if (Rest.size() != 2 || Rest[0].isNot(tok::comma) ||
+      Rest[1].isNot(tok::numeric_constant)) {
+    report(Diags,
+           Rest.size() >= 2 && Rest[0].is(tok::comma) ? Rest[1].getLocation()
+                                                      : Rest[0].getLocation(),
+           Level::Error, "expected '%0' or '%0, <number>' in 'schedule(...)'")
+        << Kind;
+    return false;
+  }
+  if (std::string Problem = readScheduleArgument(Kind, Schedule->Argument,
+                                                 spelling(Rest[1]), Value);
+      !Problem.empty()) {
+    report(Diags, Rest[1].getLocation(), Level::Error, "%0") << Problem;
+    return false;
+  }
+  Pragma.Schedule = (Kind + ", " + spelling(Rest[1])).str();
+  return true;
 }
 
 bool ClauseParser::parseDevices(ArrayRef<Token> Args, SourceLocation Close) {

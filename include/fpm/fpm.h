@@ -66,13 +66,19 @@ typedef int (*fpm_body_fn)(int64_t begin, int64_t end, void *context);
  * array.
  */
 enum fpm_arg_kind {
-  FPM_ARG_SCALAR = 0, /* a value: `data` points to `size` bytes */
-  FPM_ARG_IN = 1,     /* an array the loop reads */
-  FPM_ARG_OUT = 2,    /* an array the loop writes (every element of the
-                         section of each iteration it runs) */
-  FPM_ARG_INOUT = 3,  /* an array the loop reads and writes */
-  FPM_ARG_LOCAL = 4   /* kernels only: __local scratch of `size` bytes per
-                         work-group */
+  FPM_ARG_SCALAR = 0,   /* a value: `data` points to `size` bytes */
+  FPM_ARG_IN = 1,       /* an array the loop reads */
+  FPM_ARG_OUT = 2,      /* an array the loop writes (every element of the
+                           section of each iteration it runs) */
+  FPM_ARG_INOUT = 3,    /* an array the loop reads and writes */
+  FPM_ARG_LOCAL = 4,    /* kernels only: __local scratch of `size` bytes per
+                           work-group */
+  FPM_ARG_REDUCTION = 5 /* kernels only: reduction `offset` of the call's
+                           fpm_reduction list (fpm_parallel_reduce); the
+                           kernel gets a __global pointer to one element of
+                           `size` bytes per work-group of each launch, and
+                           work-group g stores its partial result at element
+                           get_group_id(0) */
 };
 
 typedef struct fpm_arg {
@@ -175,6 +181,68 @@ typedef struct fpm_kernel {
 int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
                             fpm_body_fn body, void *context,
                             const fpm_kernel *kernel);
+
+/* The operators of reduction(op: list), as OpenMP defines them. */
+enum fpm_reduction_op {
+  FPM_REDUCE_ADD = 0,     /* +, identity 0 */
+  FPM_REDUCE_MUL = 1,     /* *, identity 1 */
+  FPM_REDUCE_MIN = 2,     /* min, identity the type's largest value */
+  FPM_REDUCE_MAX = 3,     /* max, identity the type's least value */
+  FPM_REDUCE_BIT_AND = 4, /* &, identity ~0 (integer types) */
+  FPM_REDUCE_BIT_OR = 5,  /* |, identity 0 (integer types) */
+  FPM_REDUCE_BIT_XOR = 6, /* ^, identity 0 (integer types) */
+  FPM_REDUCE_AND = 7,     /* &&, identity 1 (the result is 0 or 1) */
+  FPM_REDUCE_OR = 8       /* ||, identity 0 (the result is 0 or 1) */
+};
+
+/* The arithmetic types a reduction variable may have. */
+enum fpm_scalar_type {
+  FPM_TYPE_BOOL = 0, /* _Bool, bool */
+  FPM_TYPE_INT8 = 1,
+  FPM_TYPE_UINT8 = 2,
+  FPM_TYPE_INT16 = 3,
+  FPM_TYPE_UINT16 = 4,
+  FPM_TYPE_INT32 = 5,
+  FPM_TYPE_UINT32 = 6,
+  FPM_TYPE_INT64 = 7,
+  FPM_TYPE_UINT64 = 8,
+  FPM_TYPE_FLOAT = 9,
+  FPM_TYPE_DOUBLE = 10,
+  FPM_TYPE_LONG_DOUBLE = 11 /* CPU only: OpenCL C has no long double */
+};
+
+/* One variable of reduction(op: list): `variable` holds its value before
+   the loop and receives op(value before, every iteration's contribution). */
+typedef struct fpm_reduction {
+  int op;         /* enum fpm_reduction_op */
+  int type;       /* enum fpm_scalar_type */
+  void *variable; /* of that type */
+} fpm_reduction;
+
+/*
+ * A body of a loop with reductions: as fpm_body_fn, and partials[r] points
+ * to this chunk's accumulator of reduction r (of its type, set to op's
+ * identity), into which the body combines its iterations' contributions.
+ */
+typedef int (*fpm_reduce_body_fn)(int64_t begin, int64_t end, void *context,
+                                  void *const *partials);
+
+/*
+ * fpm_parallel_for_kernel for a loop with `count` reductions. Each chunk
+ * gets accumulators of its own; on a device, each work-group reduces its
+ * items and the host combines the work-groups' results (FPM_ARG_REDUCTION).
+ * Partial results are combined in the order of their iteration ranges, not
+ * in the order PEs finish, then into each variable: a static schedule gives
+ * the same bits run after run; a dynamic one may split differently each
+ * call, so a floating-point sum may differ in its last bits from call to
+ * call (and from the serial loop's, as with OpenMP). A chunk that fails on
+ * a device is rerun elsewhere and counted once. Variables are written only
+ * when the loop completes (FPM_OK). kernel may be NULL (the CPU only).
+ */
+int fpm_parallel_reduce(const fpm_loop *loop, int64_t trip_count,
+                        fpm_reduce_body_fn body, void *context,
+                        const fpm_reduction *reductions, int count,
+                        const fpm_kernel *kernel);
 
 /*
  * Whether fpm_parallel_for_kernel would accept `kernel` for `trip_count`

@@ -21,6 +21,15 @@
 //   fpm::parallelFor(loop, n, kernel, [&](std::int64_t begin,
 //                                         std::int64_t end) { ... });
 //
+// With reductions (OpenMP's reduction(+: sum) reduction(max: top)): the
+// body gets its chunk's accumulators, set to each operator's identity.
+//
+//   fpm::parallelReduce(loop, n, nullptr,
+//       [&](std::int64_t begin, std::int64_t end, double &sum, int &top) {
+//         for (std::int64_t i = begin; i < end; ++i) { ... }
+//       },
+//       fpm::reduce(FPM_REDUCE_ADD, sum), fpm::reduce(FPM_REDUCE_MAX, top));
+//
 // A body may throw: the first exception stops the loop (no new chunks are
 // handed out) and is rethrown to the caller once the loop has returned; any
 // later ones are dropped. A bad schedule throws std::invalid_argument with
@@ -33,6 +42,7 @@
 #include "fpm/fpm.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -252,6 +262,94 @@ void parallelFor(const fpm_loop &loop, std::int64_t tripCount,
   kernel.withDescription([&](const fpm_kernel &c) {
     parallelFor(loop, tripCount, &c, std::forward<Body>(body));
   });
+}
+
+/// The fpm_scalar_type of T, an arithmetic type.
+template <class T> constexpr int scalarType() {
+  static_assert(std::is_arithmetic_v<T>,
+                "a reduction variable must be of an arithmetic type");
+  if constexpr (std::is_same_v<T, bool>)
+    return FPM_TYPE_BOOL;
+  else if constexpr (std::is_same_v<T, float>)
+    return FPM_TYPE_FLOAT;
+  else if constexpr (std::is_same_v<T, double>)
+    return FPM_TYPE_DOUBLE;
+  else if constexpr (std::is_same_v<T, long double>)
+    return FPM_TYPE_LONG_DOUBLE;
+  else if constexpr (sizeof(T) == 1)
+    return std::is_signed_v<T> ? FPM_TYPE_INT8 : FPM_TYPE_UINT8;
+  else if constexpr (sizeof(T) == 2)
+    return std::is_signed_v<T> ? FPM_TYPE_INT16 : FPM_TYPE_UINT16;
+  else if constexpr (sizeof(T) == 4)
+    return std::is_signed_v<T> ? FPM_TYPE_INT32 : FPM_TYPE_UINT32;
+  else
+    return std::is_signed_v<T> ? FPM_TYPE_INT64 : FPM_TYPE_UINT64;
+}
+
+/// One reduction: `variable` combined with `op` (enum fpm_reduction_op).
+template <class T> struct Reduce {
+  int op;
+  T &variable;
+};
+template <class T> Reduce<T> reduce(int op, T &variable) {
+  return {op, variable};
+}
+
+namespace detail {
+
+template <class Body, class... Ts> struct ReduceContext {
+  explicit ReduceContext(Body &reduceBody) : body(reduceBody) {}
+  Body &body;
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+};
+
+template <class Body, class... Ts, std::size_t... I>
+void callWithPartials(Body &body, std::int64_t begin, std::int64_t end,
+                      void *const *partials, std::index_sequence<I...>) {
+  body(begin, end, *static_cast<Ts *>(partials[I])...);
+}
+
+template <class Body, class... Ts>
+int reduceTrampoline(std::int64_t begin, std::int64_t end, void *context,
+                     void *const *partials) noexcept {
+  auto &state = *static_cast<ReduceContext<Body, Ts...> *>(context);
+  try {
+    callWithPartials<Body, Ts...>(state.body, begin, end, partials,
+                                  std::index_sequence_for<Ts...>{});
+    return 0;
+  } catch (...) {
+    if (!state.failed.exchange(true))
+      state.error = std::current_exception();
+    return 1;
+  }
+}
+
+} // namespace detail
+
+/// Runs body(begin, end, partial...) over chunks of logical iterations
+/// [0, tripCount), each partial a chunk's accumulator of one reduction (of
+/// its variable's type, set to its operator's identity); with `kernel`
+/// (null: the CPU only) running the chunks that go to OpenCL devices, its
+/// reduction arguments FPM_ARG_REDUCTION with `offset` the reduction's
+/// position here. The variables receive the results when the loop
+/// completes (fpm_parallel_reduce).
+template <class Body, class... Ts>
+void parallelReduce(const fpm_loop &loop, std::int64_t tripCount,
+                    const fpm_kernel *kernel, Body &&body,
+                    Reduce<Ts>... reductions) {
+  static_assert(sizeof...(Ts) > 0, "parallelReduce needs a reduction");
+  using BodyType = std::remove_reference_t<Body>;
+  detail::ReduceContext<BodyType, Ts...> state(body);
+  const fpm_reduction list[] = {
+      {reductions.op, scalarType<Ts>(), &reductions.variable}...};
+  const int status = fpm_parallel_reduce(
+      &loop, tripCount, &detail::reduceTrampoline<BodyType, Ts...>, &state,
+      list, static_cast<int>(sizeof...(Ts)), kernel);
+  if (state.error)
+    std::rethrow_exception(state.error);
+  if (status != FPM_OK)
+    detail::throwError(status);
 }
 
 /// Runs body(i) for i in [first, last), like tbb::parallel_for. Index is the

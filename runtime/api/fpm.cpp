@@ -6,17 +6,18 @@
 //
 // Thin over exec/: reads the environment's overrides, turns C arguments into
 // a LoopCall, and exceptions into status codes and fpm_last_error(). The
-// environment is read on every call (a few hundred nanoseconds) so that a
-// program, or a test, may change it between loops.
+// environment is read once per call (readLoopEnvironment(), a few hundred
+// nanoseconds) so that a program, or a test, may change it between loops.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fpm/fpm.h"
 
-#include "exec/coexec.hpp"
+#include "data/sections.hpp"
 #include "exec/devices.hpp"
 #include "exec/exec.hpp"
 #include "profiling/benchmark.hpp"
+#include "reduce/reductions.hpp"
 #include "support/environment.hpp"
 
 #include <algorithm>
@@ -42,23 +43,54 @@ std::string_view view(const char *text) {
   return text ? std::string_view(text) : std::string_view();
 }
 
-/// A set environment variable, or empty.
-std::string_view environment(const char *name) {
-  return view(fpm::textFromEnvironment(name));
+/// The loop's reductions, when it has any: checked against the kernel's
+/// reduction arguments, each of which must name one of them, every one
+/// once.
+std::vector<fpm::Reduction> checkReductions(std::span<const fpm_reduction> list,
+                                            const fpm::KernelSpec *kernel) {
+  std::vector<fpm::Reduction> reductions = fpm::makeReductions(list);
+  if (!kernel)
+    return reductions;
+  std::vector<int> passed(reductions.size(), 0);
+  for (std::size_t a = 0; a < kernel->args.size(); ++a) {
+    const fpm::KernelArg &arg = kernel->args[a];
+    if (arg.kind != fpm::KernelArg::Kind::Reduction)
+      continue;
+    const std::string where = "OpenCL kernel '" + kernel->name +
+                              "', argument " + std::to_string(a) + ": ";
+    if (arg.offset >= static_cast<std::int64_t>(reductions.size()))
+      throw std::invalid_argument(where + "reduction " +
+                                  std::to_string(arg.offset) + " of " +
+                                  std::to_string(reductions.size()));
+    const fpm::Reduction &reduction =
+        reductions[static_cast<std::size_t>(arg.offset)];
+    if (arg.size != reduction.size())
+      throw std::invalid_argument(
+          where + "a value of " + std::to_string(arg.size) +
+          " bytes for a reduction of " + std::to_string(reduction.size()));
+    if (reduction.type == FPM_TYPE_LONG_DOUBLE)
+      throw std::invalid_argument(where + "OpenCL C has no long double");
+    ++passed[static_cast<std::size_t>(arg.offset)];
+  }
+  for (std::size_t r = 0; r < passed.size(); ++r)
+    if (passed[r] != 1)
+      throw std::invalid_argument(
+          "OpenCL kernel '" + kernel->name + "': reduction " +
+          std::to_string(r) + " is passed " + std::to_string(passed[r]) +
+          " times; each must be passed once (FPM_ARG_REDUCTION)");
+  return reductions;
 }
 
-bool verboseWanted() {
-  return fpm::flagFromEnvironment("FPM_VERBOSE").value_or(false);
-}
-
-} // namespace
-
-extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
-                                       fpm_body_fn body, void *context,
-                                       const fpm_kernel *kernel) {
+/// fpm_parallel_for_kernel and fpm_parallel_reduce: `reduceBody` with
+/// `reductions`, else `body`.
+int parallelFor(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
+                fpm_reduce_body_fn reduceBody, void *context,
+                std::span<const fpm_reduction> reductionList,
+                const fpm_kernel *kernel) {
   try {
     const fpm_loop defaults{};
     const fpm_loop &info = loop ? *loop : defaults;
+    const fpm::LoopEnvironment environment = fpm::readLoopEnvironment();
     fpm::LoopCall call;
     call.name = view(info.name);
     call.file = view(info.file);
@@ -67,16 +99,14 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
     call.tripCount = trip_count;
     call.body = body;
     call.context = context;
-    call.verbose = verboseWanted();
-    // Read here, for every call, so that a malformed value is an error on
-    // the CPU path too, where nothing steals.
-    call.steal = fpm::flagFromEnvironment("FPM_STEAL");
+    call.verbose = environment.verbose;
+    call.steal = environment.steal;
 
-    const std::string_view scheduleOverride = environment("FPM_SCHEDULE");
+    const std::string_view scheduleOverride = environment.schedule;
     const bool overridden = !scheduleOverride.empty();
     call.schedule = overridden ? scheduleOverride : view(info.schedule);
 
-    const std::string_view devicesOverride = environment("FPM_DEVICES");
+    const std::string_view devicesOverride = environment.devices;
     call.devices = devicesOverride.empty()
                        ? fpm::parseDevices(view(info.devices), "devices")
                        : fpm::parseDevices(devicesOverride, "FPM_DEVICES");
@@ -96,6 +126,20 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
     if (trip_count > 0)
       fpm::checkLoopData(call.data, trip_count);
 
+    // Reductions: every chunk's partial results go to `partials`; a
+    // benchmark's runs to `benchmarkPartials`, which nothing applies.
+    std::optional<fpm::ReductionPartials> partials, benchmarkPartials;
+    fpm::ReduceCall reduceCall, benchmarkCall;
+    if (reduceBody) {
+      partials.emplace(checkReductions(reductionList, call.kernel));
+      benchmarkPartials.emplace(checkReductions(reductionList, call.kernel));
+      reduceCall = {reduceBody, context, &*partials};
+      benchmarkCall = {reduceBody, context, &*benchmarkPartials};
+      call.body = fpm::runReduceChunk;
+      call.context = &reduceCall;
+      call.reductions = &*partials;
+    }
+
     // Verbose notes only: built when they will be printed.
     std::string note;
     if (call.verbose) {
@@ -112,11 +156,19 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
       // fpm-profile: benchmark the loop first (once per process).
       if (trip_count > 0)
         if (std::optional<fpm::BenchmarkSettings> settings =
-                fpm::benchmarkSettings())
-          fpm::benchmarkLoop(call, *settings);
+                fpm::benchmarkSettings(environment.benchmark)) {
+          fpm::LoopCall benchmarked = call;
+          if (reduceBody) {
+            benchmarked.context = &benchmarkCall;
+            benchmarked.reductions = &*benchmarkPartials;
+          }
+          fpm::benchmarkLoop(benchmarked, *settings);
+        }
       const fpm::LoopStatus status = fpm::runLoop(call);
       if (status == fpm::LoopStatus::Stopped)
         return fail(FPM_ERROR_STOPPED, "a body stopped the loop");
+      if (partials)
+        partials->apply();
       return FPM_OK;
     } catch (const std::invalid_argument &error) {
       // Name where a bad schedule came from: the user set it, not the code.
@@ -133,6 +185,28 @@ extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
   } catch (...) {
     return fail(FPM_ERROR_RUNTIME, "unknown error");
   }
+}
+
+} // namespace
+
+extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
+                                       fpm_body_fn body, void *context,
+                                       const fpm_kernel *kernel) {
+  return parallelFor(loop, trip_count, body, nullptr, context, {}, kernel);
+}
+
+extern "C" int fpm_parallel_reduce(const fpm_loop *loop, int64_t trip_count,
+                                   fpm_reduce_body_fn body, void *context,
+                                   const fpm_reduction *reductions, int count,
+                                   const fpm_kernel *kernel) {
+  if (count < 0 || (count > 0 && !reductions))
+    return fail(FPM_ERROR_INVALID_ARGUMENT,
+                "fpm_parallel_reduce: a bad reduction list (count " +
+                    std::to_string(count) + ")");
+  if (!body)
+    return fail(FPM_ERROR_INVALID_ARGUMENT, "the loop has no body");
+  return parallelFor(loop, trip_count, nullptr, body, context,
+                     {reductions, static_cast<std::size_t>(count)}, kernel);
 }
 
 extern "C" fpm_arg fpm_scalar_arg(const void *value, size_t size) {
@@ -153,7 +227,13 @@ extern "C" int fpm_kernel_fits(const fpm_loop *loop, const fpm_kernel *kernel,
     return 1;
   } catch (const std::exception &error) {
     fail(FPM_ERROR_INVALID_ARGUMENT, error.what());
-    if (verboseWanted()) {
+    // A malformed FPM_VERBOSE is the next loop call's error, not this one's.
+    bool verbose = false;
+    try {
+      verbose = fpm::readLoopEnvironment().verbose;
+    } catch (const std::invalid_argument &) {
+    }
+    if (verbose) {
       fpm::LoopCall call;
       call.name = loop ? view(loop->name) : std::string_view();
       call.file = loop ? view(loop->file) : std::string_view();

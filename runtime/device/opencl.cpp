@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "device/opencl.hpp"
+
+#include "device/opencl_program.hpp"
 #include "support/atomic_file.hpp"
 #include "support/environment.hpp"
 #include "support/hash.hpp"
@@ -102,20 +104,6 @@ void check(cl_int code, std::string_view what) {
 }
 
 namespace {
-
-// Drivers return C strings with their terminating NUL counted, and some pad
-// device names with spaces.
-std::string trimmed(std::string text) {
-  auto blank = [](char c) {
-    return c == '\0' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
-  };
-  while (!text.empty() && blank(text.back()))
-    text.pop_back();
-  std::size_t first = 0;
-  while (first < text.size() && blank(text[first]))
-    ++first;
-  return text.substr(first);
-}
 
 std::string platformString(cl_platform_id platform, cl_platform_info what,
                            const char *name) {
@@ -270,164 +258,6 @@ QueueRef makeQueue(cl_context context, cl_device_id device, bool openCl20,
   QueueRef ref(queue);
   check(status, "clCreateCommandQueue on " + who);
   return ref;
-}
-
-// Two unrelated 64-bit hashes (FNV-1a and a multiply-rotate hash with a
-// SplitMix64 finish) make a 128-bit cache key: stable across runs, builds
-// and machines, which std::hash is not, and wide enough that two programs
-// never share a file by accident. Not cryptographic: the cache trusts its
-// folder.
-class KeyHash {
-public:
-  void add(std::string_view bytes) {
-    // The length first, so that ("ab", "c") and ("a", "bc") differ.
-    std::uint64_t length = bytes.size();
-    for (int i = 0; i < 8; ++i)
-      addByte(static_cast<unsigned char>(length >> (8 * i)));
-    for (char c : bytes)
-      addByte(static_cast<unsigned char>(c));
-  }
-  /// Both hashes folded into one word, for a table in memory.
-  std::uint64_t word() const { return fnv_ ^ finish(other_); }
-  std::string hex() const {
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    for (std::uint64_t word : {finish(fnv_), finish(other_)})
-      for (int shift = 60; shift >= 0; shift -= 4)
-        out += digits[(word >> shift) & 15];
-    return out;
-  }
-
-private:
-  void addByte(unsigned char byte) {
-    fnv_ = (fnv_ ^ byte) * 0x100000001b3ULL;
-    other_ = rotate((other_ ^ byte) * 0x9e3779b97f4a7c15ULL, 29) +
-             0x632be59bd9b4e019ULL;
-  }
-  static std::uint64_t rotate(std::uint64_t x, int bits) {
-    return (x << bits) | (x >> (64 - bits));
-  }
-  static std::uint64_t finish(std::uint64_t x) {
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-  }
-  std::uint64_t fnv_ = 0xcbf29ce484222325ULL;
-  std::uint64_t other_ = 0x243f6a8885a308d3ULL;
-};
-
-// A cache file is this header and then the driver's binary. The header
-// catches a truncated or damaged file before the driver sees it: some
-// drivers crash, rather than fail, on a binary that is not theirs.
-constexpr std::string_view CacheMagic = "FPMCLB01";
-constexpr std::size_t CacheHeaderSize = CacheMagic.size() + 16;
-
-void putWord(std::string &out, std::uint64_t word) {
-  for (int i = 0; i < 8; ++i)
-    out += static_cast<char>((word >> (8 * i)) & 0xff);
-}
-
-std::uint64_t getWord(std::string_view in) {
-  std::uint64_t word = 0;
-  for (int i = 0; i < 8; ++i)
-    word |= std::uint64_t(static_cast<unsigned char>(in[i])) << (8 * i);
-  return word;
-}
-
-std::string encodeCacheFile(std::string_view binary) {
-  std::string out(CacheMagic);
-  putWord(out, binary.size());
-  putWord(out, fnv1a(binary));
-  out += binary;
-  return out;
-}
-
-/// The binary in a cache file; empty when the file is not a whole one.
-std::string_view decodeCacheFile(std::string_view file) {
-  if (file.size() < CacheHeaderSize ||
-      file.substr(0, CacheMagic.size()) != CacheMagic)
-    return {};
-  std::uint64_t size = getWord(file.substr(CacheMagic.size()));
-  std::uint64_t hash = getWord(file.substr(CacheMagic.size() + 8));
-  std::string_view binary = file.substr(CacheHeaderSize);
-  if (binary.empty() || binary.size() != size || fnv1a(binary) != hash)
-    return {};
-  return binary;
-}
-
-std::string buildLog(cl_program program, cl_device_id device) {
-  std::size_t size = 0;
-  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr,
-                            &size) != CL_SUCCESS)
-    return "(no build log)";
-  std::string log(size, '\0');
-  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size,
-                            log.data(), nullptr) != CL_SUCCESS)
-    return "(no build log)";
-  log = trimmed(std::move(log));
-  // The first errors are the ones that explain the rest.
-  constexpr std::size_t Limit = 4000;
-  if (log.size() > Limit)
-    log = log.substr(0, Limit) + "\n... (" +
-          std::to_string(log.size() - Limit) + " more characters)";
-  return log;
-}
-
-ProgramRef buildFromSource(cl_context context, cl_device_id device,
-                           const std::string &source,
-                           const std::string &options, const std::string &who) {
-  const char *text = source.c_str();
-  std::size_t length = source.size();
-  cl_int status = CL_SUCCESS;
-  ProgramRef program(
-      clCreateProgramWithSource(context, 1, &text, &length, &status));
-  check(status, "clCreateProgramWithSource on " + who);
-  status = clBuildProgram(program.get(), 1, &device, options.c_str(), nullptr,
-                          nullptr);
-  if (status != CL_SUCCESS) {
-    std::string message = "cannot build OpenCL program for " + who;
-    if (!options.empty())
-      message += " with options '" + options + "'";
-    message +=
-        ": " + errorName(status) + "\n" + buildLog(program.get(), device);
-    throw Error(std::move(message), status);
-  }
-  return program;
-}
-
-/// The program built from a cached binary; null when the driver refuses it
-/// (another driver version wrote it, say), which sends the caller back to
-/// the source.
-ProgramRef buildFromBinary(cl_context context, cl_device_id device,
-                           std::string_view binary,
-                           const std::string &options) {
-  const auto *bytes = reinterpret_cast<const unsigned char *>(binary.data());
-  std::size_t length = binary.size();
-  cl_int binaryStatus = CL_SUCCESS, status = CL_SUCCESS;
-  ProgramRef program(clCreateProgramWithBinary(context, 1, &device, &length,
-                                               &bytes, &binaryStatus, &status));
-  if (status != CL_SUCCESS || binaryStatus != CL_SUCCESS || !program)
-    return {};
-  if (clBuildProgram(program.get(), 1, &device, options.c_str(), nullptr,
-                     nullptr) != CL_SUCCESS)
-    return {};
-  return program;
-}
-
-/// The binary of a program built for one device; empty when the driver
-/// has none to give.
-std::string programBinary(cl_program program) {
-  std::size_t size = 0;
-  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size,
-                       nullptr) != CL_SUCCESS ||
-      size == 0)
-    return {};
-  std::string binary(size, '\0');
-  auto *bytes = reinterpret_cast<unsigned char *>(binary.data());
-  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bytes, &bytes,
-                       nullptr) != CL_SUCCESS)
-    return {};
-  return binary;
 }
 
 } // namespace

@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A call looks up a Plan (the parsed schedule and its split for this trip
-// count, grain and team size) in a small per-thread cache, then runs one
-// `#pragma omp parallel` region in which every thread is a PE:
+// A call with OpenCL devices goes to coexec.cpp. A CPU-only call looks up
+// the planner's Plan (plan.hpp) for its schedule, iterations, grain and
+// team size in a small per-thread cache, then runs one `#pragma omp
+// parallel` region in which every thread is a PE:
 //  - self-scheduling: all threads draw from one ChunkGenerator (reset, not
 //    rebuilt, when the plan is reused), so the hot path allocates nothing;
 //  - static partitioners: the distribution is computed once per plan, and
@@ -28,10 +29,11 @@
 #include "exec/exec.hpp"
 
 #include "exec/coexec.hpp"
+#include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"
-#include "partition/partition.hpp"
 #include "schedule/schedule.hpp"
 #include "store/online_profiles.hpp"
+#include "support/int_math.hpp"
 #include "trace/trace.hpp"
 
 #include <omp.h>
@@ -52,13 +54,6 @@
 namespace fpm {
 namespace {
 
-/// The exact solvers grow as O(p (N/G)^2): they get at most this many
-/// granules, which they solve in milliseconds.
-constexpr std::int64_t ExactSolverUnits = 1024;
-/// The others get at most this many: finer splits gain nothing on CPU
-/// threads, and WDAH's search slows down past ~1e7 granules.
-constexpr std::int64_t StaticUnits = std::int64_t{1} << 20;
-
 /// How many plans each thread keeps: a program's hot loops, roughly.
 constexpr std::size_t PlanCacheSize = 8;
 /// How many loop names' profile recorders each thread keeps at hand.
@@ -70,128 +65,83 @@ constexpr std::uint32_t MaxAskStride = 256;
 /// The most chunk or package sizes a verbose line lists.
 constexpr std::size_t VerboseListed = 8;
 
-std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
-  return a / b + (a % b != 0 ? 1 : 0);
-}
+// `auto` on the CPU team (see Adaptation).
+constexpr std::uint32_t AdaptEvery = 4;
+constexpr double DivergedImbalance = 1.3;
+constexpr double AlikeSpread = 1.25;
+constexpr int CallsToSwitch = 3;
 
-/// A schedule split for one shape of call.
-struct Plan {
+/// `auto` on the CPU team starts from equal shares, as its threads are
+/// alike; but a core that another program keeps busy holds every call back.
+/// Every AdaptEvery-th call of an `auto` plan times each thread's share:
+/// when the slowest thread takes DivergedImbalance times the mean on
+/// CallsToSwitch such calls more than not, the plan draws self-scheduled
+/// chunks instead (factoring: each thread takes work as it can); when the
+/// threads' speeds, drawing them, agree within AlikeSpread on as many
+/// calls, it goes back to equal shares. Switching allocates once; the calls
+/// between allocate nothing.
+struct Adaptation {
+  std::uint32_t calls = 0;
+  int streak = 0; ///< measured calls that asked to switch, less those not
+  bool guided = false;
+  std::unique_ptr<ChunkGenerator> generator; ///< fss, built at the switch
+};
+
+/// The planner's split for one shape of call on the CPU team, with what
+/// running it needs at hand.
+struct CpuPlan {
   // The key.
   std::string scheduleText;
-  std::int64_t tripCount = 0;
+  std::int64_t iterations = 0;
   std::int64_t grain = 0;
   int threads = 1;
 
   LoopSchedule schedule;
-  /// Iterations per granule: chunks and packages are whole granules but for
-  /// the last, which ends at T.
-  std::int64_t granule = 1;
-
-  /// Self-scheduling over ceil(T / granule) granules.
+  Plan plan;
+  /// Self-scheduling: the plan's scheme, drawn by every thread at once.
   std::unique_ptr<ChunkGenerator> generator;
-  /// Static: PE p runs packages[firstPackage[p] .. firstPackage[p + 1]),
-  /// in iterations, laid out PE after PE.
-  std::vector<Chunk> packages;
-  std::vector<std::size_t> firstPackage;
 
   /// Per thread, the iterations it ran and its busy time in a call that is
-  /// profiled (one slot each, so that the call allocates nothing).
+  /// profiled or measured for `auto` (one slot each, so that the call
+  /// allocates nothing).
   std::vector<Sample> timings;
+  Adaptation adaptation; ///< for `auto` on several threads
 
   bool inUse = false;
   std::uint64_t lastUse = 0;
   std::string description; ///< for FPM_VERBOSE; built on first need
 
-  bool matches(std::string_view text, std::int64_t trips, std::int64_t g,
+  bool matches(std::string_view text, std::int64_t size, std::int64_t g,
                int team) const {
-    return tripCount == trips && grain == g && threads == team &&
+    return iterations == size && grain == g && threads == team &&
            scheduleText == text;
   }
 };
 
-/// Identical constant-speed profiles, one per thread: all PEs are CPU
-/// threads of one machine until stored profiles exist (a later issue).
-CostModel identicalThreads(int threads, std::int64_t tripCount) {
-  std::vector<Profile> profiles;
-  profiles.reserve(static_cast<std::size_t>(threads));
-  // Two points, so that interpolating partitioners (numerical's Akima) have
-  // a segment; time = size, speed 1 everywhere.
-  const std::int64_t largest = std::max<std::int64_t>(tripCount, 2);
-  for (int t = 0; t < threads; ++t) {
-    Profile profile;
-    profile.kernel = "loop";
-    profile.device = "cpu" + std::to_string(t);
-    profile.points = {{1, 1.0, {}, {}},
-                      {largest, static_cast<double>(largest), {}, {}}};
-    profiles.push_back(std::move(profile));
-  }
-  return CostModel(std::move(profiles));
-}
-
-void buildStatic(Plan &plan) {
-  const Partitioner &partitioner = *plan.schedule.partitioner;
-  const std::int64_t granule =
-      staticGranule(partitioner, plan.tripCount, plan.grain);
-  plan.granule = granule;
-
-  const CostModel model = identicalThreads(plan.threads, plan.tripCount);
-  PartitionRequest request;
-  request.size = plan.tripCount;
-  request.granularity = granule;
-  request.backtrack = plan.schedule.backtrack;
-  const Distribution distribution = partition(partitioner, model, request);
-
-  plan.firstPackage.assign(1, 0);
-  std::int64_t begin = 0;
-  for (const std::vector<std::int64_t> &pe : distribution.packages) {
-    for (std::int64_t size : pe)
-      if (size > 0) {
-        plan.packages.push_back({begin, size});
-        begin += size;
-      }
-    plan.firstPackage.push_back(plan.packages.size());
-  }
-  // A partitioner bug must not lose or repeat iterations.
-  if (begin != plan.tripCount ||
-      plan.firstPackage.size() != static_cast<std::size_t>(plan.threads) + 1)
-    throw std::logic_error(std::string(partitioner.name) +
-                           " returned a distribution of " +
-                           std::to_string(begin) + " iterations over " +
-                           std::to_string(plan.firstPackage.size() - 1) +
-                           " PEs for " + std::to_string(plan.tripCount) +
-                           " iterations over " + std::to_string(plan.threads));
-}
-
-ScheduleSpec dynamicSpec(const Plan &plan) {
-  ScheduleSpec spec;
-  spec.scheme = plan.schedule.scheme;
-  spec.iterations = ceilDiv(plan.tripCount, plan.granule);
-  spec.workers = plan.threads;
-  spec.chunk = plan.schedule.chunk;
-  spec.alpha = plan.schedule.alpha;
-  // Stage-1 weights are equal: every PE is a thread of the same CPU. They
-  // come from profiles once GPU PEs take part (a later issue).
-  if (spec.alpha)
-    spec.weights.assign(static_cast<std::size_t>(plan.threads), 1.0);
-  return spec;
-}
-
-std::unique_ptr<Plan> buildPlan(std::string_view text, std::int64_t tripCount,
-                                std::int64_t grain, int threads) {
-  auto plan = std::make_unique<Plan>();
-  plan->scheduleText = std::string(text);
-  plan->tripCount = tripCount;
-  plan->grain = grain;
-  plan->threads = threads;
-  plan->schedule = parseLoopSchedule(text);
-  plan->timings.resize(static_cast<std::size_t>(threads));
-  if (plan->schedule.kind == LoopSchedule::Kind::Static) {
-    buildStatic(*plan);
-  } else {
-    plan->granule = grain > 0 ? grain : 1;
-    plan->generator = std::make_unique<ChunkGenerator>(dynamicSpec(*plan));
-  }
-  return plan;
+std::unique_ptr<CpuPlan> buildPlan(std::string_view text,
+                                   std::int64_t iterations, std::int64_t grain,
+                                   int threads) {
+  auto cpu = std::make_unique<CpuPlan>();
+  cpu->scheduleText = std::string(text);
+  cpu->iterations = iterations;
+  cpu->grain = grain;
+  cpu->threads = threads;
+  cpu->schedule = parseLoopSchedule(text);
+  cpu->timings.resize(static_cast<std::size_t>(threads));
+  // Every PE a thread of one CPU: alike, at one speed.
+  std::vector<PlanPe> pes;
+  for (int t = 0; t < threads; ++t)
+    pes.push_back({"cpu" + std::to_string(t), 1, 1.0, false});
+  PlanRequest request;
+  request.schedule = &cpu->schedule;
+  request.pes = pes;
+  request.tripCount = iterations;
+  request.grain = grain;
+  request.alike = true;
+  cpu->plan = makePlan(request);
+  if (cpu->plan.kind == Plan::Kind::Dynamic)
+    cpu->generator = std::make_unique<ChunkGenerator>(cpu->plan.dynamic);
+  return cpu;
 }
 
 /// Plans this thread used last, least recently used replaced first.
@@ -199,21 +149,23 @@ class PlanCache {
 public:
   /// A plan for this shape, not in use; built (and maybe thrown from) on a
   /// miss. `spare` owns it when every slot is in use.
-  Plan &get(std::string_view text, std::int64_t tripCount, std::int64_t grain,
-            int threads, std::unique_ptr<Plan> &spare) {
+  CpuPlan &get(std::string_view text, std::int64_t iterations,
+               std::int64_t grain, int threads,
+               std::unique_ptr<CpuPlan> &spare) {
     ++clock_;
-    Plan *victim = nullptr;
-    for (std::unique_ptr<Plan> &slot : slots_) {
+    CpuPlan *victim = nullptr;
+    for (std::unique_ptr<CpuPlan> &slot : slots_) {
       if (slot && !slot->inUse &&
-          slot->matches(text, tripCount, grain, threads)) {
+          slot->matches(text, iterations, grain, threads)) {
         slot->lastUse = clock_;
         return *slot;
       }
     }
-    std::unique_ptr<Plan> fresh = buildPlan(text, tripCount, grain, threads);
+    std::unique_ptr<CpuPlan> fresh =
+        buildPlan(text, iterations, grain, threads);
     fresh->lastUse = clock_;
-    std::unique_ptr<Plan> *slotFor = nullptr;
-    for (std::unique_ptr<Plan> &slot : slots_) {
+    std::unique_ptr<CpuPlan> *slotFor = nullptr;
+    for (std::unique_ptr<CpuPlan> &slot : slots_) {
       if (!slot) {
         slotFor = &slot;
         break;
@@ -232,20 +184,20 @@ public:
   }
 
 private:
-  std::array<std::unique_ptr<Plan>, PlanCacheSize> slots_;
+  std::array<std::unique_ptr<CpuPlan>, PlanCacheSize> slots_;
   std::uint64_t clock_ = 0;
 };
 
 /// Marks a plan in use for the length of a call.
 class InUse {
 public:
-  explicit InUse(Plan &plan) : plan_(plan) { plan_.inUse = true; }
+  explicit InUse(CpuPlan &plan) : plan_(plan) { plan_.inUse = true; }
   InUse(const InUse &) = delete;
   InUse &operator=(const InUse &) = delete;
   ~InUse() { plan_.inUse = false; }
 
 private:
-  Plan &plan_;
+  CpuPlan &plan_;
 };
 
 void listSizes(std::ostringstream &out,
@@ -256,30 +208,25 @@ void listSizes(std::ostringstream &out,
     out << ", ... (" << sizes.size() << " in all)";
 }
 
-std::string describe(const Plan &plan) {
+std::string describe(const CpuPlan &cpu) {
+  const Plan &plan = cpu.plan;
   std::ostringstream out;
-  out << plan.tripCount << " iteration" << (plan.tripCount == 1 ? "" : "s")
-      << ", schedule " << plan.schedule.text;
-  if (plan.schedule.automatic)
-    out << " (" << plan.schedule.partitioner->name
-        << ": the CPU threads are alike)";
-  out << " on " << plan.threads << " CPU thread"
-      << (plan.threads == 1 ? "" : "s");
+  out << cpu.iterations << " iteration" << (cpu.iterations == 1 ? "" : "s")
+      << ", schedule " << cpu.schedule.text;
+  if (!plan.reason.empty())
+    out << " (" << plan.reason << ")";
+  out << " on " << cpu.threads << " CPU thread"
+      << (cpu.threads == 1 ? "" : "s");
   if (plan.granule > 1)
     out << ", grain " << plan.granule;
   out << ": ";
-  if (plan.schedule.kind == LoopSchedule::Kind::Static) {
+  if (plan.kind == Plan::Kind::Static) {
     std::vector<std::int64_t> perThread;
     std::vector<std::int64_t> packageCounts;
     bool several = false;
-    for (std::size_t pe = 0; pe + 1 < plan.firstPackage.size(); ++pe) {
-      std::int64_t sum = 0;
-      for (std::size_t i = plan.firstPackage[pe]; i < plan.firstPackage[pe + 1];
-           ++i)
-        sum += plan.packages[i].size;
-      perThread.push_back(sum);
-      const auto count = static_cast<std::int64_t>(plan.firstPackage[pe + 1] -
-                                                   plan.firstPackage[pe]);
+    for (std::size_t pe = 0; pe < plan.packages.size(); ++pe) {
+      perThread.push_back(plan.planned(pe));
+      const auto count = static_cast<std::int64_t>(plan.packages[pe].size());
       packageCounts.push_back(count);
       several = several || count > 1;
     }
@@ -291,7 +238,7 @@ std::string describe(const Plan &plan) {
     }
     return out.str();
   }
-  const ScheduleSpec spec = dynamicSpec(plan);
+  const ScheduleSpec &spec = plan.dynamic;
   if (spec.scheme == Scheme::Pss || spec.scheme == Scheme::Css) {
     // ~T chunks: never listed.
     const std::int64_t size = spec.scheme == Scheme::Pss ? 1 : spec.chunk;
@@ -307,7 +254,7 @@ std::string describe(const Plan &plan) {
     const std::int64_t begin = at * plan.granule;
     at += units;
     const std::int64_t end =
-        at >= spec.iterations ? plan.tripCount : at * plan.granule;
+        at >= spec.iterations ? cpu.iterations : at * plan.granule;
     return end - begin;
   };
   if (!sequence.stage1.empty()) {
@@ -327,7 +274,7 @@ std::string describe(const Plan &plan) {
 }
 
 /// Prints a verbose line once per loop site and split, from any thread.
-void printOnce(const LoopCall &call, Plan &plan) {
+void printOnce(const LoopCall &call, CpuPlan &plan) {
   if (plan.description.empty())
     plan.description = describe(plan);
   std::ostringstream line;
@@ -413,26 +360,38 @@ bool timeThisCall(RecorderSlot &slot, std::int64_t now) {
   return due;
 }
 
-/// One thread's iterations and busy time over its whole share of a call,
-/// written to `slot` at the end; nothing when `slot` is null.
+/// One thread's iterations and busy time (its chunks' times, not the gaps
+/// between them: a thread that woke up late or waited to draw is not a slow
+/// one) over its share of a call, written to `slot` at the end; nothing
+/// when `slot` is null.
 class ShareTimer {
 public:
-  explicit ShareTimer(Sample *slot)
-      : slot_(slot), start_(slot ? trace::now() : 0) {}
+  explicit ShareTimer(Sample *slot) : slot_(slot) {}
   ShareTimer(const ShareTimer &) = delete;
   ShareTimer &operator=(const ShareTimer &) = delete;
   ~ShareTimer() {
     if (slot_)
-      *slot_ = {iterations, static_cast<double>(trace::now() - start_) * 1e-9};
+      *slot_ = {iterations_, static_cast<double>(busy_) * 1e-9};
   }
-  std::int64_t iterations = 0;
+  /// Runs `chunk()` (which runs `size` iterations), timing it when kept.
+  template <class Chunk> bool time(std::int64_t size, Chunk &&chunk) {
+    iterations_ += size;
+    if (!slot_)
+      return chunk();
+    const std::int64_t start = trace::now();
+    const bool stop = chunk();
+    busy_ += trace::now() - start;
+    return stop;
+  }
 
 private:
   Sample *slot_;
-  std::int64_t start_;
+  std::int64_t iterations_ = 0;
+  std::int64_t busy_ = 0;
 };
 
-/// Runs one chunk; true when the loop must stop.
+/// Runs one chunk, [begin, end) of the call's iterations; true when the
+/// loop must stop.
 inline bool runChunk(const LoopCall &call, std::int64_t begin, std::int64_t end,
                      std::atomic<bool> &stop, Recording *recording,
                      int worker) {
@@ -458,77 +417,102 @@ inline bool runChunk(const LoopCall &call, std::int64_t begin, std::int64_t end,
 }
 
 /// One thread's share of a self-scheduled loop.
-void drawChunks(const LoopCall &call, const Plan &plan,
+void drawChunks(const LoopCall &call, const CpuPlan &cpu,
                 ChunkGenerator &generator, int worker, std::atomic<bool> &stop,
                 Recording *recording, Sample *timings) {
   ShareTimer timer(timings ? timings + worker : nullptr);
   const std::int64_t units = generator.iterations();
+  const std::int64_t granule = cpu.plan.granule;
+  const std::int64_t base = call.iterations().begin;
   while (!stop.load(std::memory_order_relaxed)) {
     const std::optional<Chunk> chunk = generator.next(worker);
     if (!chunk)
       return;
-    // Granules to iterations; the last granule ends at T. No overflow:
-    // an end below `units` granules is below T.
+    // Granules to iterations; the last granule ends at the last iteration.
+    // No overflow: an end below `units` granules is below it.
     const std::int64_t unitEnd = chunk->begin + chunk->size;
-    const std::int64_t begin = chunk->begin * plan.granule;
+    const std::int64_t begin = chunk->begin * granule;
     const std::int64_t end =
-        unitEnd >= units ? call.tripCount : unitEnd * plan.granule;
-    timer.iterations += end - begin;
-    if (runChunk(call, begin, end, stop, recording, worker))
+        unitEnd >= units ? cpu.iterations : unitEnd * granule;
+    if (timer.time(end - begin, [&] {
+          return runChunk(call, base + begin, base + end, stop, recording,
+                          worker);
+        }))
       return;
   }
 }
 
 /// The packages of PEs worker, worker + team, ...: all of them when the team
 /// came out smaller than planned.
-void runPackages(const LoopCall &call, const Plan &plan, int worker, int team,
+void runPackages(const LoopCall &call, const CpuPlan &cpu, int worker, int team,
                  std::atomic<bool> &stop, Recording *recording,
                  Sample *timings) {
   ShareTimer timer(timings ? timings + worker : nullptr);
-  const auto pes = static_cast<int>(plan.firstPackage.size()) - 1;
-  for (int pe = worker; pe < pes; pe += team)
-    for (std::size_t i = plan.firstPackage[static_cast<std::size_t>(pe)];
-         i < plan.firstPackage[static_cast<std::size_t>(pe) + 1]; ++i) {
+  const std::int64_t base = call.iterations().begin;
+  const std::vector<std::vector<Range>> &packages = cpu.plan.packages;
+  for (std::size_t pe = static_cast<std::size_t>(worker); pe < packages.size();
+       pe += static_cast<std::size_t>(team))
+    for (const Range &package : packages[pe]) {
       if (stop.load(std::memory_order_relaxed))
         return;
-      const Chunk &package = plan.packages[i];
-      timer.iterations += package.size;
-      if (runChunk(call, package.begin, package.begin + package.size, stop,
-                   recording, worker))
+      if (timer.time(package.size(), [&] {
+            return runChunk(call, base + package.begin, base + package.end,
+                            stop, recording, worker);
+          }))
         return;
     }
 }
 
+/// Follows the threads' balance in a measured call of an `auto` plan
+/// (Adaptation).
+void adapt(const LoopCall &call, CpuPlan &plan) {
+  Adaptation &adaptation = plan.adaptation;
+  double longest = 0, total = 0, slowest = 0, fastest = 0;
+  int threads = 0;
+  for (const auto &[iterations, seconds] : plan.timings) {
+    if (iterations <= 0 || seconds <= 0)
+      continue; // a thread of a smaller team than planned
+    const double speed = static_cast<double>(iterations) / seconds;
+    longest = std::max(longest, seconds);
+    total += seconds;
+    slowest = threads ? std::min(slowest, speed) : speed;
+    fastest = std::max(fastest, speed);
+    ++threads;
+  }
+  if (threads < 2)
+    return;
+  const bool askToSwitch = adaptation.guided
+                               ? fastest <= AlikeSpread * slowest
+                               : longest > DivergedImbalance * total / threads;
+  // One call against among several for does not start over: noise.
+  adaptation.streak =
+      askToSwitch ? adaptation.streak + 1 : std::max(adaptation.streak - 1, 0);
+  if (adaptation.streak < CallsToSwitch)
+    return;
+  adaptation.streak = 0;
+  adaptation.guided = !adaptation.guided;
+  if (adaptation.guided && !adaptation.generator) {
+    ScheduleSpec spec;
+    // Factoring: its first chunks are half of gss's, so that a slow
+    // thread that draws first is held back half as long.
+    spec.scheme = Scheme::Fss;
+    spec.iterations = ceilDiv(plan.iterations, plan.plan.granule);
+    spec.workers = plan.threads;
+    adaptation.generator = std::make_unique<ChunkGenerator>(spec);
+  }
+  if (call.verbose)
+    std::fprintf(stderr,
+                 adaptation.guided
+                     ? "fpm: %s: auto: the CPU threads run at different "
+                       "speeds (the slowest at %.2f of the fastest): "
+                       "self-scheduled chunks (fss) from now on\n"
+                     : "fpm: %s: auto: the CPU threads run alike again (the "
+                       "slowest at %.2f of the fastest): equal shares from "
+                       "now on\n",
+                 loopLabel(call).c_str(), slowest / fastest);
+}
+
 } // namespace
-
-std::int64_t staticGranule(const Partitioner &partitioner,
-                           std::int64_t tripCount, std::int64_t grain) {
-  // The grain is the least granule; a huge loop gets coarser ones, so that
-  // no partitioner runs for long (a CPU plan is cached, but the first call
-  // pays).
-  std::int64_t cap = partitioner.exact ? ExactSolverUnits : StaticUnits;
-  if (partitioner.maxUnits > 0)
-    cap = std::min(cap, partitioner.maxUnits);
-  return std::max({grain, std::int64_t{1}, ceilDiv(tripCount, cap)});
-}
-
-int cpuThreads() {
-  // A region here would get one thread: plan for one.
-  if (omp_get_active_level() >= omp_get_max_active_levels())
-    return 1;
-  return std::max(omp_get_max_threads(), 1);
-}
-
-std::string loopLabel(const LoopCall &call) {
-  std::string label =
-      "loop '" +
-      (call.name.empty() ? std::string("(unnamed)") : std::string(call.name)) +
-      "'";
-  if (!call.file.empty())
-    label +=
-        " (" + std::string(call.file) + ":" + std::to_string(call.line) + ")";
-  return label;
-}
 
 LoopStatus runLoop(const LoopCall &call) {
   if (call.tripCount < 0)
@@ -539,11 +523,18 @@ LoopStatus runLoop(const LoopCall &call) {
                                 std::to_string(call.grain));
   if (!call.body)
     throw std::invalid_argument("the loop has no body");
+  const Range iterations = call.iterations();
+  if (iterations.begin < 0 || iterations.end > call.tripCount ||
+      iterations.begin > iterations.end)
+    throw std::invalid_argument(
+        "the part [" + std::to_string(iterations.begin) + ", " +
+        std::to_string(iterations.end) + ") is not within the loop's " +
+        std::to_string(call.tripCount) + " iterations");
 
   // With a kernel and OpenCL PEs, the CPU team and the devices together;
   // else (or when no device can be used) the CPU team alone.
   std::string coexecutionNote;
-  if (call.kernel && call.devices.wantsOpenCl() && call.tripCount > 0) {
+  if (call.kernel && call.devices.wantsOpenCl() && iterations.size() > 0) {
     if (std::optional<LoopStatus> status =
             runCoexecution(call, coexecutionNote))
       return *status;
@@ -560,15 +551,14 @@ LoopStatus runLoop(const LoopCall &call) {
 
   const int threads = cpuThreads();
   thread_local PlanCache cache;
-  std::unique_ptr<Plan> spare;
-  Plan &plan =
-      cache.get(call.schedule, call.tripCount, call.grain, threads, spare);
+  std::unique_ptr<CpuPlan> spare;
+  CpuPlan &plan =
+      cache.get(call.schedule, iterations.size(), call.grain, threads, spare);
   const InUse inUse(plan);
   if (call.verbose)
     printOnce(call, plan);
-  if (call.tripCount == 0)
+  if (iterations.size() == 0)
     return LoopStatus::Completed;
-
   // Per-chunk times only when someone reads them.
   std::optional<Recording> recording;
   const bool tracing = trace::enabled();
@@ -598,9 +588,20 @@ LoopStatus runLoop(const LoopCall &call) {
     }
   }
 
+  // `auto` measures its threads now and then (Adaptation).
+  const bool adaptive = plan.schedule.automatic && threads > 1;
+  const bool measured = adaptive && ++plan.adaptation.calls % AdaptEvery == 0;
+  if (measured && !timings) {
+    std::fill(plan.timings.begin(), plan.timings.end(), Sample{0, 0.0});
+    timings = plan.timings.data();
+  }
+
   std::atomic<bool> stop{false};
-  if (plan.generator) {
-    ChunkGenerator &generator = *plan.generator;
+  ChunkGenerator *drawn = plan.adaptation.guided
+                              ? plan.adaptation.generator.get()
+                              : plan.generator.get();
+  if (drawn) {
+    ChunkGenerator &generator = *drawn;
     generator.reset();
     if (threads == 1) {
       drawChunks(call, plan, generator, 0, stop, record, timings);
@@ -619,17 +620,19 @@ LoopStatus runLoop(const LoopCall &call) {
   const bool stopped = stop.load(std::memory_order_relaxed);
   // A stopped call's shares are cut short where a body failed: not kept.
   if (recorder && !stopped)
-    recorder->record(plan.granule, plan.timings, trace::now());
+    recorder->record(plan.plan.granule, plan.timings, trace::now());
+  if (measured && !stopped)
+    adapt(call, plan);
   if (record) {
     // The CPU team is one PE: its busy time is its threads' mean.
     trace::CallStats stats{std::string(record->loop)};
     double busy = 0;
-    std::int64_t iterations = 0;
+    std::int64_t ran = 0;
     for (const ThreadLog &log : record->threads) {
       busy += log.busy;
-      iterations += log.iterations;
+      ran += log.iterations;
     }
-    stats.busy("cpu", busy / threads, iterations);
+    stats.busy("cpu", busy / threads, ran);
     stats.finish(static_cast<double>(trace::now() - started) * 1e-9);
   }
   return stopped ? LoopStatus::Stopped : LoopStatus::Completed;

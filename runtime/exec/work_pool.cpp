@@ -6,6 +6,8 @@
 
 #include "exec/work_pool.hpp"
 
+#include "support/int_math.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -13,10 +15,6 @@
 
 namespace fpm {
 namespace {
-
-std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
-  return a / b + (a % b != 0 ? 1 : 0);
-}
 
 /// ceil(x * fraction) for x >= 0, fraction in [0, 1].
 std::int64_t scaledUp(std::int64_t x, double fraction) {

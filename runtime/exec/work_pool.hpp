@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "data/sections.hpp"
 #include "schedule/schedule.hpp"
 
 #include <cstdint>
@@ -32,14 +33,6 @@
 #include <vector>
 
 namespace fpm {
-
-/// Logical iterations [begin, end).
-struct Range {
-  std::int64_t begin = 0;
-  std::int64_t end = 0;
-  std::int64_t size() const { return end - begin; }
-  friend bool operator==(const Range &, const Range &) = default;
-};
 
 /// Where a range came from, for traces and tests.
 enum class RangeSource { Recovered, Own, Dynamic, Stolen };

@@ -6,11 +6,12 @@
 
 #include "profiling/benchmark.hpp"
 
+#include "data/sections.hpp"
 #include "exec/coexec.hpp"
-#include "exec/exec.hpp"
+#include "exec/loop_pes.hpp"
+#include "exec/loop_state.hpp"
 #include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
-#include "support/environment.hpp"
 #include "support/text.hpp"
 
 #include <omp.h>
@@ -127,9 +128,8 @@ std::string BenchmarkSettings::format() const {
          ",fresh=" + (fresh ? "1" : "0");
 }
 
-std::optional<BenchmarkSettings> benchmarkSettings() {
-  const char *text = textFromEnvironment("FPM_BENCHMARK");
-  if (!text || std::strcmp(text, "0") == 0)
+std::optional<BenchmarkSettings> benchmarkSettings(std::string_view text) {
+  if (text.empty() || text == "0")
     return std::nullopt;
   try {
     return BenchmarkSettings::parse(text);
@@ -138,110 +138,10 @@ std::optional<BenchmarkSettings> benchmarkSettings() {
     std::call_once(once, [&] {
       std::fprintf(stderr,
                    "fpm: FPM_BENCHMARK=\"%s\": %s; no loop is benchmarked\n",
-                   text, error.what());
+                   std::string(text).c_str(), error.what());
     });
     return std::nullopt;
   }
-}
-
-//===----------------------------------------------------------------------===//
-// Sections.
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// An fpm_arg's section of one iteration, normalised: stride 0 with count
-/// 0 is the whole array.
-struct Section {
-  std::int64_t offset, stride, count;
-  explicit Section(const fpm_arg &arg)
-      : offset(arg.offset), stride(arg.stride), count(arg.count) {
-    if (stride == 0 && count == 0) {
-      offset = 0;
-      count = arg.length;
-    }
-  }
-};
-
-} // namespace
-
-std::pair<std::int64_t, std::int64_t>
-sectionExtent(const fpm_arg &arg, std::int64_t begin, std::int64_t end) {
-  const Section section(arg);
-  const std::int64_t first = section.offset + begin * section.stride;
-  const std::int64_t last = section.offset + (end - 1) * section.stride;
-  return {std::min(first, last), std::max(first, last) + section.count};
-}
-
-void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount) {
-  for (std::size_t a = 0; a < data.size(); ++a) {
-    const fpm_arg &arg = data[a];
-    const std::string where = "fpm_loop data " + std::to_string(a) + ": ";
-    if (arg.kind != FPM_ARG_IN && arg.kind != FPM_ARG_OUT &&
-        arg.kind != FPM_ARG_INOUT)
-      throw std::invalid_argument(where + "kind " + std::to_string(arg.kind) +
-                                  " is not FPM_ARG_IN, FPM_ARG_OUT or "
-                                  "FPM_ARG_INOUT");
-    if (!arg.data || arg.size == 0 || arg.length <= 0)
-      throw std::invalid_argument(where + "an array needs data, an element "
-                                          "size and a length > 0");
-    const Section section(arg);
-    if (section.count <= 0)
-      throw std::invalid_argument(where + "a section of " +
-                                  std::to_string(section.count) + " elements");
-    // In 128 bits: offset + k * stride cannot overflow there.
-    const __int128 first = section.offset;
-    const __int128 last =
-        first + static_cast<__int128>(tripCount - 1) * section.stride;
-    const __int128 low = std::min(first, last);
-    const __int128 high = std::max(first, last) + section.count;
-    if (low < 0 || high > arg.length)
-      throw std::invalid_argument(
-          where + "the sections of iterations 0.." +
-          std::to_string(tripCount - 1) + " reach outside its " +
-          std::to_string(arg.length) + " elements (offset " +
-          std::to_string(section.offset) + ", stride " +
-          std::to_string(section.stride) + ", count " +
-          std::to_string(section.count) + ")");
-  }
-}
-
-std::optional<fpm_arg> describeSection(const fpm_section &section,
-                                       std::int64_t tripCount) {
-  // In 128 bits: every value below is a sum of a few products of two
-  // int64_t or size_t values, far from 2^127.
-  using Wide = __int128;
-  const std::int64_t count = section.length[0];
-  if (tripCount < 1 || !section.base || count <= 0 ||
-      section.length[1] != count || section.length[2] != count)
-    return std::nullopt;
-  const Wide first = section.lower[0];
-  const Wide stride = tripCount > 1 ? section.lower[1] - first : 0;
-  if (stride < INT64_MIN || stride > INT64_MAX)
-    return std::nullopt;
-  const Wide last = first + static_cast<Wide>(tripCount - 1) * stride;
-  if (last != section.lower[2])
-    return std::nullopt;
-  // The buffer starts at element 0, or at the lowest element below it.
-  const Wide origin = std::min<Wide>({first, last, 0});
-  const Wide length = std::max(first, last) + count - origin;
-  if (length > INT64_MAX ||
-      length * static_cast<Wide>(section.size) > static_cast<Wide>(INT64_MAX))
-    return std::nullopt;
-  // An address below the base must not wrap around.
-  const Wide below = -origin * static_cast<Wide>(section.size);
-  if (below > static_cast<Wide>(reinterpret_cast<std::uintptr_t>(section.base)))
-    return std::nullopt;
-  fpm_arg arg{};
-  arg.kind = section.kind;
-  arg.data = static_cast<std::byte *>(section.base) -
-             static_cast<std::ptrdiff_t>(below);
-  arg.size = section.size;
-  arg.length = static_cast<std::int64_t>(length);
-  arg.offset = static_cast<std::int64_t>(first - origin);
-  arg.stride = static_cast<std::int64_t>(stride);
-  arg.count = count;
-  return arg;
 }
 
 namespace {
@@ -280,7 +180,7 @@ private:
   static void forEachRange(const fpm_arg &arg, std::int64_t iterations,
                            Use &&use) {
     auto *base = static_cast<std::byte *>(arg.data);
-    const Section section(arg);
+    const ArgSection section(arg);
     const std::int64_t gap =
         section.stride < 0 ? -section.stride : section.stride;
     if (gap <= section.count) {
@@ -385,26 +285,21 @@ std::optional<double> runOnCpu(const LoopCall &call, int threads,
   return sum / threads;
 }
 
-/// One benchmark run of `size` iterations on the OpenCL PE `pe` alone,
+/// One benchmark run of iterations [0, size) on the OpenCL PE `pe` alone,
 /// through the executor (uploads, kernel, downloads: what a chunk costs).
 std::optional<double> runOnDevice(const LoopCall &call, const LoopPe &pe,
                                   std::int64_t size) {
   LoopCall one = call;
   one.name = {}; // neither recorded online nor remembered as the loop's
   one.schedule = "equal";
-  one.tripCount = size;
-  one.onlyPe = pe.id;
+  one.part = Range{0, size};
   one.verbose = false;
   one.note = {};
   const Clock::time_point start = Clock::now();
-  if (runLoop(one) == LoopStatus::Stopped)
+  if (runOnOnePe(one, pe.id) == LoopStatus::Stopped)
     return std::nullopt;
   return secondsSince(start);
 }
-
-/// The names benchmarked in this process.
-std::mutex benchmarkedMutex;
-std::set<std::string, std::less<>> benchmarked;
 
 } // namespace
 
@@ -436,13 +331,12 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
                                 ? "the loop at " + std::string(call.file) +
                                       ":" + std::to_string(call.line)
                                 : loopLabel(call);
-  {
-    const std::lock_guard<std::mutex> lock(benchmarkedMutex);
-    const std::string key =
-        call.name.empty() ? "@" + label : std::string(call.name);
-    if (!benchmarked.insert(key).second)
-      return;
-  }
+  bool before = false;
+  withLoopState(loopKey(call), [&](LoopState &state) {
+    before = std::exchange(state.benchmarked, true);
+  });
+  if (before)
+    return;
   if (call.name.empty()) {
     std::fprintf(stderr,
                  "fpm-profile: %s has no name, so its profiles could not be "
@@ -451,7 +345,9 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
     return;
   }
   std::vector<fpm_arg> written = writtenSections(call);
-  if (written.empty()) {
+  // A loop that writes nothing but its reductions may run again and again:
+  // its benchmark runs' partial results are never applied.
+  if (written.empty() && !call.reductions) {
     std::fprintf(
         stderr,
         "fpm-profile: %s does not say what it writes (no out or inout "

@@ -56,30 +56,11 @@ struct BenchmarkSettings {
   std::string format() const;
 };
 
-/// FPM_BENCHMARK's settings when it is set (read on every call, so that a
-/// program may switch it), else nullopt. A value that cannot be read is
-/// reported once on stderr and benchmarks nothing.
-std::optional<BenchmarkSettings> benchmarkSettings();
-
-/// Elements [first, last) of `arg`'s array that the sections of iterations
-/// [begin, end) span (begin < end), for any stride sign. Stride 0 with
-/// count 0 is the whole array.
-std::pair<std::int64_t, std::int64_t>
-sectionExtent(const fpm_arg &arg, std::int64_t begin, std::int64_t end);
-
-/// Checks fpm_loop::data for a loop of `tripCount` >= 1 iterations: arrays
-/// only (in, out, inout), with data, an element size, and every iteration's
-/// section inside the array. Throws std::invalid_argument naming the entry.
-void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount);
-
-/// The fpm_arg that `section`, sampled at iterations 0, min(1, T-1) and T-1
-/// of a loop of `tripCount` >= 1 iterations, describes when it is affine in
-/// the iteration (fpm_describe_sections), else nullopt. Only the arithmetic:
-/// checkLoopData() checks the rest (kind, base, size). `data` is the base
-/// unless the section reaches below it; nullopt too when the elements from
-/// there do not fit in int64_t bytes.
-std::optional<fpm_arg> describeSection(const fpm_section &section,
-                                       std::int64_t tripCount);
+/// The settings of FPM_BENCHMARK's `text` (LoopEnvironment::benchmark;
+/// the C API reads it on every call, so that a program may switch it), or
+/// nullopt when it is empty or "0". A value that cannot be read is reported
+/// once on stderr and benchmarks nothing.
+std::optional<BenchmarkSettings> benchmarkSettings(std::string_view text);
 
 /// The sizes benchmarked on a PE that may get up to `maxSize` iterations:
 /// up to `points` multiples of `grain`, spread geometrically from one grain

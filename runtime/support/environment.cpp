@@ -55,4 +55,28 @@ std::optional<bool> flagFromEnvironment(const char *name) {
                               "false or off");
 }
 
+LoopEnvironment readLoopEnvironment() {
+  auto text = [](const char *name) {
+    const char *value = textFromEnvironment(name);
+    return value ? std::string_view(value) : std::string_view();
+  };
+  LoopEnvironment environment;
+  environment.schedule = text("FPM_SCHEDULE");
+  environment.devices = text("FPM_DEVICES");
+  environment.verbose = flagFromEnvironment("FPM_VERBOSE").value_or(false);
+  environment.steal = flagFromEnvironment("FPM_STEAL");
+  environment.benchmark = text("FPM_BENCHMARK");
+  return environment;
+}
+
+OpenClEnvironment readOpenClEnvironment() {
+  OpenClEnvironment environment;
+  if (const char *faults = textFromEnvironment("FPM_INJECT_FAULT"))
+    environment.injectFault = faults;
+  environment.pipeline = integerFromEnvironment("FPM_OPENCL_PIPELINE", 1, 4);
+  environment.cpuDeviceUnits =
+      integerFromEnvironment("FPM_OPENCL_CPU_UNITS", 1, 1 << 20);
+  return environment;
+}
+
 } // namespace fpm

@@ -4,17 +4,48 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What this file offers: the readers of the environment variables that
-// tune the runtime, so that each kind of value is parsed one way wherever
-// it is read: unset or empty is "not set", and a malformed value is an
-// error naming the variable, never a silent default.
+// What this file offers: the one place the runtime reads its environment.
+// A loop call reads every variable that tunes it once, at its start
+// (readLoopEnvironment(), and readOpenClEnvironment() when devices take
+// part; a program may change them between loops), and hands the values
+// down; the process-wide ones (FPM_TRACE,
+// FPM_PROFILE_DIR, FPM_CACHE_DIR) are read where they are used, through
+// the same readers. Unset or empty is "not set", and a malformed value is
+// an error naming the variable, never a silent default.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 namespace fpm {
+
+/// The variables a loop call reads (spec/pragma.md), read and checked
+/// together. Texts are empty when unset; they point into the environment
+/// and live until it changes.
+struct LoopEnvironment {
+  std::string_view schedule;  ///< FPM_SCHEDULE
+  std::string_view devices;   ///< FPM_DEVICES
+  bool verbose = false;       ///< FPM_VERBOSE
+  std::optional<bool> steal;  ///< FPM_STEAL
+  std::string_view benchmark; ///< FPM_BENCHMARK (fpm-profile's protocol)
+};
+
+/// Reads them. Throws std::invalid_argument naming the first malformed
+/// one.
+LoopEnvironment readLoopEnvironment();
+
+/// The variables that tune OpenCL PEs, read once per call that uses them
+/// (a CPU-only call does not pay for them).
+struct OpenClEnvironment {
+  std::string_view injectFault;       ///< FPM_INJECT_FAULT (device/faults)
+  std::optional<long> pipeline;       ///< FPM_OPENCL_PIPELINE, 1..4
+  std::optional<long> cpuDeviceUnits; ///< FPM_OPENCL_CPU_UNITS, 1..2^20
+};
+
+/// Reads them, as readLoopEnvironment() does.
+OpenClEnvironment readOpenClEnvironment();
 
 /// The value of environment variable `name`, or null when it is unset or
 /// empty: an empty value counts as unset everywhere (as the XDG

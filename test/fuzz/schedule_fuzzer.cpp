@@ -48,8 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
     return 0;
   }
   FUZZ_CHECK(!schedule.text.empty(), "no canonical spelling");
-  FUZZ_CHECK((schedule.kind == LoopSchedule::Kind::Static) ==
-                 (schedule.partitioner != nullptr),
+  // "auto" leaves the choice to the planner, with no partitioner yet.
+  FUZZ_CHECK(schedule.automatic ||
+                 (schedule.kind == LoopSchedule::Kind::Static) ==
+                     (schedule.partitioner != nullptr),
              "a static schedule without a partitioner, or the reverse");
   LoopSchedule again;
   try {

@@ -12,9 +12,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "fpm/fpm.h"
+#include "data/sections.hpp"
 #include "profiling/benchmark.hpp"
 #include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
+#include "support/environment.hpp"
 
 #include "support/loops.hpp"
 #include "support/scoped.hpp"
@@ -110,21 +112,21 @@ TEST(BenchmarkSettingsTest, EchoesTheStartOfALongBadValue) {
 TEST(BenchmarkSettingsTest, ComesFromTheEnvironment) {
   {
     ScopedEnv unset("FPM_BENCHMARK", std::nullopt);
-    EXPECT_FALSE(benchmarkSettings());
+    EXPECT_FALSE(benchmarkSettings(fpm::readLoopEnvironment().benchmark));
   }
   {
     ScopedEnv off("FPM_BENCHMARK", "0");
-    EXPECT_FALSE(benchmarkSettings());
+    EXPECT_FALSE(benchmarkSettings(fpm::readLoopEnvironment().benchmark));
   }
   {
     ScopedEnv on("FPM_BENCHMARK", "points=3");
-    ASSERT_TRUE(benchmarkSettings());
-    EXPECT_EQ(benchmarkSettings()->points, 3);
+    ASSERT_TRUE(benchmarkSettings(fpm::readLoopEnvironment().benchmark));
+    EXPECT_EQ(benchmarkSettings(fpm::readLoopEnvironment().benchmark)->points, 3);
   }
   {
     ScopedEnv bad("FPM_BENCHMARK", "points=x");
     testing::internal::CaptureStderr();
-    EXPECT_FALSE(benchmarkSettings());
+    EXPECT_FALSE(benchmarkSettings(fpm::readLoopEnvironment().benchmark));
     const std::string said = testing::internal::GetCapturedStderr();
     EXPECT_NE(said.find("FPM_BENCHMARK"), std::string::npos) << said;
   }

@@ -1,0 +1,218 @@
+//===- data/sections.cpp - The arrays a loop reads and writes -------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "data/sections.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace fpm {
+namespace {
+
+/// The one rule for every section, of loop data and kernel arguments
+/// alike: it has elements, and the sections of iterations [0, tripCount)
+/// lie in the array's `length` elements. Throws std::invalid_argument,
+/// `where` first.
+void checkSection(const std::string &where, const ArgSection &section,
+                  std::int64_t length, std::int64_t tripCount) {
+  if (section.count <= 0)
+    throw std::invalid_argument(where + "a section of " +
+                                std::to_string(section.count) + " elements");
+  // In 128 bits: offset + k * stride cannot overflow there.
+  const std::int64_t last = std::max<std::int64_t>(tripCount - 1, 0);
+  const __int128 move = static_cast<__int128>(last) * section.stride;
+  const __int128 low = section.offset + std::min<__int128>(move, 0);
+  const __int128 high =
+      section.offset + std::max<__int128>(move, 0) + section.count;
+  if (low >= 0 && high <= length)
+    return;
+  const std::string reach = where + "the sections of iterations 0.." +
+                            std::to_string(last) + " reach outside its " +
+                            std::to_string(length) + " elements: iteration ";
+  if (low < 0)
+    throw std::invalid_argument(
+        reach + std::to_string(move < 0 ? last : 0) + "'s starts at element " +
+        std::to_string(static_cast<long long>(low)) +
+        ", before the array (an element's index is >= 0)");
+  throw std::invalid_argument(
+      reach + std::to_string(move > 0 ? last : 0) + "'s ends at element " +
+      std::to_string(static_cast<long long>(high)) + ", past the array");
+}
+
+KernelArg::Kind kindOf(int kind, const std::string &where) {
+  switch (kind) {
+  case FPM_ARG_SCALAR:
+    return KernelArg::Kind::Scalar;
+  case FPM_ARG_IN:
+    return KernelArg::Kind::In;
+  case FPM_ARG_OUT:
+    return KernelArg::Kind::Out;
+  case FPM_ARG_INOUT:
+    return KernelArg::Kind::InOut;
+  case FPM_ARG_LOCAL:
+    return KernelArg::Kind::Local;
+  case FPM_ARG_REDUCTION:
+    return KernelArg::Kind::Reduction;
+  default:
+    throw std::invalid_argument(where + "unknown kind " + std::to_string(kind));
+  }
+}
+
+std::string readSource(const char *file, const std::string &what) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  if (in)
+    text << in.rdbuf();
+  if (!in || in.bad())
+    throw std::invalid_argument(std::string(file) + ": cannot read " + what +
+                                "'s source: " + std::strerror(errno));
+  return text.str();
+}
+
+} // namespace
+
+std::pair<std::int64_t, std::int64_t> KernelArg::span(std::int64_t begin,
+                                                      std::int64_t end) const {
+  if (shared())
+    return {offset, offset + count};
+  if (stride < 0)
+    return {offset + (end - 1) * stride, offset + begin * stride + count};
+  return {offset + begin * stride, offset + (end - 1) * stride + count};
+}
+
+KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
+  KernelSpec spec;
+  if (!kernel.name || !*kernel.name)
+    throw std::invalid_argument("the OpenCL kernel has no name");
+  spec.name = kernel.name;
+  const std::string what = "OpenCL kernel '" + spec.name + "'";
+  if (kernel.source)
+    spec.source = kernel.source;
+  else if (kernel.file && *kernel.file)
+    spec.source = readSource(kernel.file, what);
+  else
+    throw std::invalid_argument(what + " has neither source nor file");
+  if (kernel.options)
+    spec.options = kernel.options;
+  if (kernel.arg_count < 0 || (kernel.arg_count > 0 && !kernel.args))
+    throw std::invalid_argument(what + ": bad argument list");
+
+  for (int a = 0; a < kernel.arg_count; ++a) {
+    const fpm_arg &in = kernel.args[a];
+    const std::string where = what + ", argument " + std::to_string(a) + ": ";
+    KernelArg arg;
+    arg.kind = kindOf(in.kind, where);
+    arg.data = in.data;
+    arg.size = in.size;
+    if (arg.size == 0)
+      throw std::invalid_argument(where + "size is 0");
+    if (arg.kind == KernelArg::Kind::Scalar && !arg.data)
+      throw std::invalid_argument(where + "a scalar needs its value");
+    if (arg.kind == KernelArg::Kind::Reduction) {
+      if (in.offset < 0)
+        throw std::invalid_argument(where + "reduction index " +
+                                    std::to_string(in.offset) + " is < 0");
+      arg.offset = in.offset; // checked against the call's reductions
+    }
+    if (arg.isArray()) {
+      if (!arg.data || in.length <= 0)
+        throw std::invalid_argument(where + "an array needs data and a length "
+                                            "> 0");
+      const ArgSection section(in);
+      checkSection(where, section, in.length, tripCount);
+      arg.length = in.length;
+      arg.offset = section.offset;
+      arg.stride = section.stride;
+      arg.count = section.count;
+      // What a device's copies add: each iteration's written elements are
+      // its own, so that chunks on different PEs never write the same.
+      if (arg.writes() && arg.stride == 0)
+        throw std::invalid_argument(
+            where + "a written section must move with the iteration (stride "
+                    "> 0): every iteration would write the same elements");
+      if (arg.writes() && std::abs(arg.stride) < arg.count)
+        throw std::invalid_argument(
+            where +
+            "written sections of neighbouring iterations overlap "
+            "(stride " +
+            std::to_string(arg.stride) + " < count " +
+            std::to_string(arg.count) + "): the loop is not a DOALL loop");
+      if (static_cast<__int128>(arg.length) * arg.size >
+          static_cast<__int128>(INT64_MAX))
+        throw std::invalid_argument(where + "the array is too large");
+    }
+    spec.args.push_back(arg);
+  }
+  return spec;
+}
+
+std::pair<std::int64_t, std::int64_t>
+sectionExtent(const fpm_arg &arg, std::int64_t begin, std::int64_t end) {
+  const ArgSection section(arg);
+  const std::int64_t first = section.offset + begin * section.stride;
+  const std::int64_t last = section.offset + (end - 1) * section.stride;
+  return {std::min(first, last), std::max(first, last) + section.count};
+}
+
+void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount) {
+  for (std::size_t a = 0; a < data.size(); ++a) {
+    const fpm_arg &arg = data[a];
+    const std::string where = "fpm_loop data " + std::to_string(a) + ": ";
+    if (arg.kind != FPM_ARG_IN && arg.kind != FPM_ARG_OUT &&
+        arg.kind != FPM_ARG_INOUT)
+      throw std::invalid_argument(where + "kind " + std::to_string(arg.kind) +
+                                  " is not FPM_ARG_IN, FPM_ARG_OUT or "
+                                  "FPM_ARG_INOUT");
+    if (!arg.data || arg.size == 0 || arg.length <= 0)
+      throw std::invalid_argument(where + "an array needs data, an element "
+                                          "size and a length > 0");
+    checkSection(where, ArgSection(arg), arg.length, tripCount);
+  }
+}
+
+std::optional<fpm_arg> describeSection(const fpm_section &section,
+                                       std::int64_t tripCount) {
+  // In 128 bits: every value below is a sum of a few products of two
+  // int64_t or size_t values, far from 2^127.
+  using Wide = __int128;
+  const std::int64_t count = section.length[0];
+  if (tripCount < 1 || !section.base || count <= 0 ||
+      section.length[1] != count || section.length[2] != count)
+    return std::nullopt;
+  const Wide first = section.lower[0];
+  const Wide stride = tripCount > 1 ? section.lower[1] - first : 0;
+  if (stride < INT64_MIN || stride > INT64_MAX)
+    return std::nullopt;
+  const Wide last = first + static_cast<Wide>(tripCount - 1) * stride;
+  if (last != section.lower[2])
+    return std::nullopt;
+  // The buffer starts at element 0, or at the lowest element below it.
+  const Wide origin = std::min<Wide>({first, last, 0});
+  const Wide length = std::max(first, last) + count - origin;
+  if (length > INT64_MAX ||
+      length * static_cast<Wide>(section.size) > static_cast<Wide>(INT64_MAX))
+    return std::nullopt;
+  // An address below the base must not wrap around.
+  const Wide below = -origin * static_cast<Wide>(section.size);
+  if (below > static_cast<Wide>(reinterpret_cast<std::uintptr_t>(section.base)))
+    return std::nullopt;
+  fpm_arg arg{};
+  arg.kind = section.kind;
+  arg.data = static_cast<std::byte *>(section.base) -
+             static_cast<std::ptrdiff_t>(below);
+  arg.size = section.size;
+  arg.length = static_cast<std::int64_t>(length);
+  arg.offset = static_cast<std::int64_t>(first - origin);
+  arg.stride = static_cast<std::int64_t>(stride);
+  arg.count = count;
+  return arg;
+}
+
+} // namespace fpm

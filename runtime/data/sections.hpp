@@ -1,0 +1,125 @@
+//===- data/sections.hpp - The arrays a loop reads and writes --*- C++ -*-===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What this folder offers: the one home of a loop's data, as the C API
+// passes it (fpm_arg): iteration k reads or writes elements
+// [offset + k * stride, offset + k * stride + count) of an array, for any
+// stride sign. Here they are checked (one rule for fpm_loop::data and for a
+// kernel's arguments, which add only what a device's copies need), their
+// extents computed, and the rewriter's sampled sections
+// (fpm_describe_sections) turned into them. The executor and the drivers
+// read them; nothing here touches a PE.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "fpm/fpm.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fpm {
+
+/// Logical iterations [begin, end).
+struct Range {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t size() const { return end - begin; }
+  friend bool operator==(const Range &, const Range &) = default;
+};
+
+/// An fpm_arg's section of one iteration, normalised: stride 0 with count
+/// 0 is the whole array.
+struct ArgSection {
+  std::int64_t offset, stride, count;
+  ArgSection(std::int64_t offset, std::int64_t stride, std::int64_t count,
+             std::int64_t length)
+      : offset(offset), stride(stride), count(count) {
+    if (stride == 0 && count == 0) {
+      this->offset = 0;
+      this->count = length;
+    }
+  }
+  explicit ArgSection(const fpm_arg &arg)
+      : ArgSection(arg.offset, arg.stride, arg.count, arg.length) {}
+};
+
+/// One kernel argument (fpm_arg), checked.
+struct KernelArg {
+  enum class Kind { Scalar, In, Out, InOut, Local, Reduction };
+  Kind kind = Kind::Scalar;
+  void *data = nullptr;
+  /// Scalar or local bytes; bytes per array element or reduction value.
+  std::size_t size = 0;
+  std::int64_t length = 0;
+  /// A reduction's `offset` is its index in the call's reductions.
+  std::int64_t offset = 0, stride = 0, count = 0;
+
+  bool isArray() const {
+    return kind == Kind::In || kind == Kind::Out || kind == Kind::InOut;
+  }
+  bool reads() const { return kind == Kind::In || kind == Kind::InOut; }
+  bool writes() const { return kind == Kind::Out || kind == Kind::InOut; }
+  /// The same section for every iteration: copied once per device and call.
+  bool shared() const { return stride == 0; }
+  /// Neighbouring iterations' sections touch or overlap: a range's is one
+  /// run of elements. Otherwise it is copied as a rectangle, `count`
+  /// elements every |stride|.
+  bool contiguous() const { return std::abs(stride) <= count; }
+  /// Elements [first, last) the iterations [begin, end) touch, for a
+  /// contiguous section (a negative stride runs down the array).
+  std::pair<std::int64_t, std::int64_t> span(std::int64_t begin,
+                                             std::int64_t end) const;
+  /// The lowest row of iterations [begin, end), for a rectangle.
+  std::int64_t firstRow(std::int64_t begin, std::int64_t end) const {
+    return offset + (stride >= 0 ? begin : end - 1) * stride;
+  }
+  /// The bytes of the whole array.
+  std::size_t arrayBytes() const {
+    return static_cast<std::size_t>(length) * size;
+  }
+};
+
+/// The OpenCL side of a loop (fpm_kernel), checked.
+struct KernelSpec {
+  std::string source;
+  std::string name;
+  std::string options;
+  std::vector<KernelArg> args;
+};
+
+/// Checks `kernel` for a loop of `tripCount` iterations and reads its
+/// source file. Throws std::invalid_argument naming the argument and the
+/// problem: a section outside its array, a written section that does not
+/// move with the iteration or overlaps the next one's, an unreadable file.
+KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount);
+
+/// Elements [first, last) of `arg`'s array that the sections of iterations
+/// [begin, end) span (begin < end), for any stride sign. Stride 0 with
+/// count 0 is the whole array.
+std::pair<std::int64_t, std::int64_t>
+sectionExtent(const fpm_arg &arg, std::int64_t begin, std::int64_t end);
+
+/// Checks fpm_loop::data for a loop of `tripCount` >= 1 iterations: arrays
+/// only (in, out, inout), with data, an element size, and every iteration's
+/// section inside the array. Throws std::invalid_argument naming the entry.
+void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount);
+
+/// The fpm_arg that `section`, sampled at iterations 0, min(1, T-1) and T-1
+/// of a loop of `tripCount` >= 1 iterations, describes when it is affine in
+/// the iteration (fpm_describe_sections), else nullopt. Only the arithmetic:
+/// checkLoopData() checks the rest (kind, base, size). `data` is the base
+/// unless the section reaches below it; nullopt too when the elements from
+/// there do not fit in int64_t bytes.
+std::optional<fpm_arg> describeSection(const fpm_section &section,
+                                       std::int64_t tripCount);
+
+} // namespace fpm

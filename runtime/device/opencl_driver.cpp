@@ -1,0 +1,488 @@
+//===- device/opencl_driver.cpp - An OpenCL device as a PE ----------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "device/opencl_driver.hpp"
+
+#include "trace/trace.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+
+namespace fpm {
+namespace {
+
+double seconds(std::int64_t nanoseconds) {
+  return static_cast<double>(nanoseconds) * 1e-9;
+}
+
+/// Enqueues the copy of `arg`'s section of `range` between the caller's
+/// array (or `staging`, packed) and `buffer`.
+cl_event copySection(cl_command_queue queue, cl_mem buffer,
+                     const KernelArg &arg, Range range, bool toDevice,
+                     std::byte *staging, std::span<const cl_event> waitFor,
+                     std::uint64_t &bytes) {
+  const auto size = static_cast<std::int64_t>(arg.size);
+  auto *host = static_cast<std::byte *>(arg.data);
+  const auto waits = static_cast<cl_uint>(waitFor.size());
+  const cl_event *waitList = waitFor.empty() ? nullptr : waitFor.data();
+  cl_event event = nullptr;
+  if (arg.shared() || arg.contiguous()) {
+    const auto [first, last] = arg.span(range.begin, range.end);
+    const auto offset = static_cast<std::size_t>(first * size);
+    const auto length = static_cast<std::size_t>((last - first) * size);
+    bytes += length;
+    std::byte *at = staging ? staging : host + offset;
+    opencl::check(
+        toDevice ? clEnqueueWriteBuffer(queue, buffer, CL_FALSE, offset, length,
+                                        at, waits, waitList, &event)
+                 : clEnqueueReadBuffer(queue, buffer, CL_FALSE, offset, length,
+                                       at, waits, waitList, &event),
+        toDevice ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
+    return event;
+  }
+  // `count` elements every |stride|: a rectangle, one row per iteration,
+  // rows in the order of their addresses.
+  const auto start =
+      static_cast<std::size_t>(arg.firstRow(range.begin, range.end) * size);
+  const auto rowBytes = static_cast<std::size_t>(arg.count * size);
+  const auto pitch = static_cast<std::size_t>(std::abs(arg.stride) * size);
+  const auto rows = static_cast<std::size_t>(range.size());
+  bytes += rowBytes * rows;
+  const std::size_t bufferOrigin[3] = {start, 0, 0};
+  const std::size_t hostOrigin[3] = {staging ? 0 : start, 0, 0};
+  const std::size_t region[3] = {rowBytes, rows, 1};
+  const std::size_t hostPitch = staging ? rowBytes : pitch;
+  std::byte *base = staging ? staging : host;
+  opencl::check(
+      toDevice
+          ? clEnqueueWriteBufferRect(queue, buffer, CL_FALSE, bufferOrigin,
+                                     hostOrigin, region, pitch, 0, hostPitch, 0,
+                                     base, waits, waitList, &event)
+          : clEnqueueReadBufferRect(queue, buffer, CL_FALSE, bufferOrigin,
+                                    hostOrigin, region, pitch, 0, hostPitch, 0,
+                                    base, waits, waitList, &event),
+      toDevice ? "clEnqueueWriteBufferRect" : "clEnqueueReadBufferRect");
+  return event;
+}
+
+/// The bytes of `arg`'s section of `range`, packed as copySection() lays a
+/// staged download out.
+std::size_t stagedBytes(const KernelArg &arg, Range range) {
+  if (arg.contiguous()) {
+    const auto [first, last] = arg.span(range.begin, range.end);
+    return static_cast<std::size_t>(last - first) * arg.size;
+  }
+  return static_cast<std::size_t>(arg.count * range.size()) * arg.size;
+}
+
+/// Copies a staged download to the caller's array.
+void unstage(const KernelArg &arg, Range range, const std::byte *staging) {
+  auto *host = static_cast<std::byte *>(arg.data);
+  const auto size = static_cast<std::int64_t>(arg.size);
+  if (arg.contiguous()) {
+    const auto [first, last] = arg.span(range.begin, range.end);
+    std::memcpy(host + first * size, staging,
+                static_cast<std::size_t>(last - first) * arg.size);
+    return;
+  }
+  const std::size_t row = static_cast<std::size_t>(arg.count) * arg.size;
+  const std::int64_t first = arg.firstRow(range.begin, range.end);
+  const std::int64_t pitch = std::abs(arg.stride);
+  for (std::int64_t r = 0; r < range.size(); ++r, staging += row)
+    std::memcpy(host + (first + r * pitch) * size, staging, row);
+}
+
+/// How an array argument's device buffer is created.
+cl_mem_flags flags(const KernelArg &arg) {
+  return arg.kind == KernelArg::Kind::In    ? CL_MEM_READ_ONLY
+         : arg.kind == KernelArg::Kind::Out ? CL_MEM_WRITE_ONLY
+                                            : CL_MEM_READ_WRITE;
+}
+
+/// Where a staged download lands before it is copied to the caller.
+struct Staging {
+  std::size_t arg = 0;
+  std::vector<std::byte> bytes;
+};
+
+} // namespace
+
+std::string DevicePe::profileId() const {
+  const opencl::DeviceInfo &info = device->info();
+  if (info.isCpu && device->computeUnits() < info.computeUnits)
+    return info.id + "." + std::to_string(device->computeUnits()) + "cu";
+  return info.id;
+}
+
+std::string DevicePe::profileName() const {
+  return device->info().name + ", " + std::to_string(device->computeUnits()) +
+         " compute unit" + (device->computeUnits() == 1 ? "" : "s");
+}
+
+void DevicePe::nameTraceLanes() const {
+  const opencl::DeviceInfo &info = device->info();
+  trace::nameLane(kernelLane(), info.id + " (" + info.name + ")");
+  trace::nameLane(uploadLane(), info.id + " uploads");
+  trace::nameLane(downloadLane(), info.id + " downloads");
+  trace::nameLane(rescueLane(), info.id + "'s host thread on the CPU");
+}
+
+std::size_t pipelineDepth(const opencl::DeviceInfo &info,
+                          std::optional<long> requested) {
+  if (requested)
+    return static_cast<std::size_t>(*requested);
+  return info.isCpu ? 1 : 2;
+}
+
+/// One reduction argument's partial results of one launch: an element per
+/// work-group, on the device and read back.
+struct LaunchPartials {
+  std::size_t arg = 0; ///< the kernel argument
+  opencl::MemRef buffer;
+  std::size_t bytes = 0;
+  std::vector<std::byte> host;
+};
+
+struct OpenClDriver::Inflight {
+  Range range;
+  std::vector<LaunchPartials> partials; ///< launch after launch
+  std::vector<opencl::EventRef> uploads;
+  opencl::EventRef kernel;      ///< the last launch
+  opencl::EventRef firstKernel; ///< the first, when there are two
+  std::vector<opencl::EventRef> downloads;
+  std::vector<Staging> staging;
+  std::uint64_t uploadBytes = 0;
+  std::uint64_t downloadBytes = 0;
+  int number = 0; ///< the device's range count, from 1
+};
+
+OpenClDriver::OpenClDriver(const KernelSpec &kernel, const DevicePe &pe,
+                           FaultSeam faults, const TraceTarget *trace,
+                           ReductionPartials *reductions)
+    : kernel_(kernel), pe_(pe), device_(*pe.device), faults_(std::move(faults)),
+      trace_(trace), reductions_(reductions) {}
+
+bool OpenClDriver::run(WorkFeed &feed) {
+  std::deque<Inflight> inflight;
+  int chunks = 0;
+  // Whole arrays on the device, indexed as on the host; given back to the
+  // device for the next call when this function returns, after every
+  // command that uses them has completed or been waited for.
+  struct Buffers {
+    opencl::Device &device;
+    const KernelSpec &spec;
+    std::vector<opencl::MemRef> buffers;
+    ~Buffers() {
+      for (std::size_t a = 0; a < buffers.size(); ++a)
+        device.releaseBuffer(flags(spec.args[a]), spec.args[a].arrayBytes(),
+                             std::move(buffers[a]));
+    }
+  } owned{device_, kernel_, std::vector<opencl::MemRef>(kernel_.args.size())};
+  std::vector<opencl::MemRef> &buffers = owned.buffers;
+  try {
+    faults_.at(0, false);
+    // Given back for the next call whatever happens below.
+    struct Lease {
+      opencl::Device &device;
+      const KernelSpec &spec;
+      opencl::KernelRef kernel;
+      ~Lease() {
+        device.recycle(spec.source, spec.options, spec.name, std::move(kernel));
+      }
+    } lease{device_, kernel_,
+            device_.kernel(kernel_.source, kernel_.options, kernel_.name)};
+    const opencl::KernelRef &kernel = lease.kernel;
+    // A reused kernel keeps its last arguments: one the loop leaves out
+    // would silently run with a stale buffer.
+    cl_uint parameters = 0;
+    opencl::check(clGetKernelInfo(kernel.get(), CL_KERNEL_NUM_ARGS,
+                                  sizeof parameters, &parameters, nullptr),
+                  "clGetKernelInfo");
+    if (parameters != kernel_.args.size())
+      throw opencl::Error("kernel '" + kernel_.name + "' takes " +
+                              std::to_string(parameters) +
+                              " arguments, the loop gives " +
+                              std::to_string(kernel_.args.size()) + ": " +
+                              opencl::errorName(CL_INVALID_KERNEL_ARGS),
+                          CL_INVALID_KERNEL_ARGS);
+    std::vector<opencl::EventRef> sharedUploads;
+    std::uint64_t sharedBytes = 0;
+    for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
+      const KernelArg &arg = kernel_.args[a];
+      const auto index = static_cast<cl_uint>(a);
+      if (arg.kind == KernelArg::Kind::Scalar) {
+        opencl::check(clSetKernelArg(kernel.get(), index, arg.size, arg.data),
+                      "clSetKernelArg");
+        continue;
+      }
+      if (arg.kind == KernelArg::Kind::Local) {
+        opencl::check(clSetKernelArg(kernel.get(), index, arg.size, nullptr),
+                      "clSetKernelArg");
+        continue;
+      }
+      if (arg.kind == KernelArg::Kind::Reduction)
+        continue; // a buffer per launch (enqueue)
+      buffers[a] = device_.acquireBuffer(flags(arg), arg.arrayBytes());
+      opencl::check(
+          clSetKernelArg(kernel.get(), index, sizeof(cl_mem), &buffers[a]),
+          "clSetKernelArg");
+    }
+    // Shared inputs go over once per call, with the first range: a device
+    // that gets none copies nothing.
+    auto uploadShared = [&] {
+      for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
+        const KernelArg &arg = kernel_.args[a];
+        if (arg.isArray() && arg.shared() && arg.reads())
+          sharedUploads.emplace_back(
+              copySection(device_.uploadQueue(), buffers[a].get(), arg, {},
+                          true, nullptr, {}, sharedBytes));
+      }
+    };
+    const std::int64_t setUp = trace::now();
+    // OpenClWorkGroupSize, or the largest power of two the kernel allows.
+    std::size_t groupSize = 1;
+    std::size_t largest = 0;
+    opencl::check(clGetKernelWorkGroupInfo(kernel.get(), device_.device(),
+                                           CL_KERNEL_WORK_GROUP_SIZE,
+                                           sizeof largest, &largest, nullptr),
+                  "clGetKernelWorkGroupInfo");
+    while (groupSize * 2 <= std::min<std::size_t>(largest, OpenClWorkGroupSize))
+      groupSize *= 2;
+
+    while (true) {
+      while (inflight.size() < pe_.pipeline && !feed.stopped()) {
+        const std::optional<Range> range = feed.next();
+        if (!range)
+          break;
+        Inflight chunk;
+        chunk.range = *range;
+        chunk.number = ++chunks;
+        inflight.push_back(std::move(chunk));
+        faults_.at(chunks, false);
+        if (chunks == 1)
+          uploadShared();
+        enqueue(kernel.get(), groupSize, buffers, sharedUploads,
+                inflight.back());
+      }
+      if (inflight.empty())
+        break;
+      Inflight &front = inflight.front();
+      faults_.at(front.number, true);
+      std::vector<cl_event> waits;
+      for (const opencl::EventRef &event : front.downloads)
+        waits.push_back(event.get());
+      waits.push_back(front.kernel.get());
+      opencl::check(
+          clWaitForEvents(static_cast<cl_uint>(waits.size()), waits.data()),
+          "clWaitForEvents");
+      finish(front, feed);
+      inflight.pop_front();
+    }
+    // Every range waited for its uploads, but a stopped loop may leave
+    // shared ones in flight: none may read the caller's arrays after the
+    // call returns.
+    std::vector<cl_event> shared;
+    for (const opencl::EventRef &event : sharedUploads)
+      shared.push_back(event.get());
+    if (!shared.empty())
+      opencl::check(
+          clWaitForEvents(static_cast<cl_uint>(shared.size()), shared.data()),
+          "clWaitForEvents");
+    if (trace_ && sharedBytes > 0 && !sharedUploads.empty()) {
+      const auto [start, end] =
+          opencl::commandTimes(device_, sharedUploads.front().get());
+      trace::transfer(trace_->loop, pe_.uploadLane(), device_.info().id,
+                      "upload shared", sharedBytes, start ? start : setUp,
+                      end ? end : setUp);
+    }
+    return true;
+  } catch (const std::exception &error) {
+    recover(inflight, feed, error.what());
+    return false;
+  }
+}
+
+void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
+                           const std::vector<opencl::MemRef> &buffers,
+                           const std::vector<opencl::EventRef> &sharedUploads,
+                           Inflight &chunk) {
+  const Range range = chunk.range;
+  for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
+    const KernelArg &arg = kernel_.args[a];
+    if (arg.isArray() && arg.reads() && !arg.shared())
+      chunk.uploads.emplace_back(copySection(device_.uploadQueue(),
+                                             buffers[a].get(), arg, range, true,
+                                             nullptr, {}, chunk.uploadBytes));
+  }
+  std::vector<cl_event> before;
+  for (const opencl::EventRef &event : chunk.uploads)
+    before.push_back(event.get());
+  for (const opencl::EventRef &event : sharedUploads)
+    before.push_back(event.get());
+  // Whole work-groups of `groupSize`, then the rest (the loop's last range
+  // only: ranges start at multiples of OpenClWorkGroupSize) as one group.
+  const auto size = static_cast<std::size_t>(range.size());
+  const std::size_t whole = size / groupSize * groupSize;
+  const std::size_t parts[2][2] = {
+      {static_cast<std::size_t>(range.begin), whole},
+      {static_cast<std::size_t>(range.begin) + whole, size - whole}};
+  for (const auto &[offset, items] : parts) {
+    if (items == 0)
+      continue;
+    cl_event launched = nullptr;
+    // The rest as one group: the implementation chooses, but a kernel
+    // with reductions stores one partial result per group, so it gets one.
+    const bool reduces = reductions_ && reductions_->reductions().size() > 0;
+    const std::size_t *local = items == whole ? &groupSize
+                               : reduces      ? &items
+                                              : nullptr;
+    // Each launch's work-groups store their partial results from element
+    // 0 of buffers of their own.
+    const std::size_t groups = items == whole ? items / groupSize : 1;
+    for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
+      const KernelArg &arg = kernel_.args[a];
+      if (arg.kind != KernelArg::Kind::Reduction)
+        continue;
+      LaunchPartials &partials = chunk.partials.emplace_back();
+      partials.arg = a;
+      partials.bytes = groups * arg.size;
+      partials.buffer =
+          device_.acquireBuffer(CL_MEM_WRITE_ONLY, partials.bytes);
+      partials.host.resize(partials.bytes);
+      opencl::check(clSetKernelArg(kernel, static_cast<cl_uint>(a),
+                                   sizeof(cl_mem), &partials.buffer),
+                    "clSetKernelArg");
+    }
+    opencl::check(clEnqueueNDRangeKernel(
+                      device_.computeQueue(), kernel, 1, &offset, &items, local,
+                      static_cast<cl_uint>(before.size()),
+                      before.empty() ? nullptr : before.data(), &launched),
+                  "clEnqueueNDRangeKernel");
+    if (chunk.kernel)
+      chunk.firstKernel = std::move(chunk.kernel);
+    chunk.kernel = opencl::EventRef(launched);
+    before.clear(); // the queue is in order
+  }
+  const cl_event after[1] = {chunk.kernel.get()};
+  for (LaunchPartials &partials : chunk.partials) {
+    cl_event read = nullptr;
+    opencl::check(clEnqueueReadBuffer(
+                      device_.downloadQueue(), partials.buffer.get(), CL_FALSE,
+                      0, partials.bytes, partials.host.data(), 1, after, &read),
+                  "clEnqueueReadBuffer");
+    chunk.downloads.emplace_back(read);
+  }
+  for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
+    const KernelArg &arg = kernel_.args[a];
+    if (!arg.isArray() || !arg.writes())
+      continue;
+    // A read-and-written section lands in a staging area first: a download
+    // that fails half way must not leave the caller's input half
+    // overwritten for the CPU's rerun.
+    std::byte *staging = nullptr;
+    if (arg.reads()) {
+      chunk.staging.push_back(
+          {a, std::vector<std::byte>(stagedBytes(arg, range))});
+      staging = chunk.staging.back().bytes.data();
+    }
+    chunk.downloads.emplace_back(
+        copySection(device_.downloadQueue(), buffers[a].get(), arg, range,
+                    false, staging, after, chunk.downloadBytes));
+  }
+  opencl::check(clFlush(device_.uploadQueue()), "clFlush");
+  opencl::check(clFlush(device_.computeQueue()), "clFlush");
+  opencl::check(clFlush(device_.downloadQueue()), "clFlush");
+}
+
+void OpenClDriver::finish(Inflight &chunk, WorkFeed &feed) {
+  for (const Staging &staged : chunk.staging)
+    unstage(kernel_.args[staged.arg], chunk.range, staged.bytes.data());
+  if (!chunk.partials.empty()) {
+    // The work-groups' results in order: launch after launch, group after
+    // group; one value per reduction for the range.
+    std::span<const Reduction> reductions = reductions_->reductions();
+    std::vector<ScalarValue> values(reductions.size());
+    reductions_->reset(values);
+    for (LaunchPartials &partials : chunk.partials) {
+      const KernelArg &arg = kernel_.args[partials.arg];
+      const auto r = static_cast<std::size_t>(arg.offset);
+      for (std::size_t at = 0; at < partials.bytes; at += arg.size)
+        reductions[r].combine(values[r].data(), partials.host.data() + at);
+      device_.releaseBuffer(CL_MEM_WRITE_ONLY, partials.bytes,
+                            std::move(partials.buffer));
+    }
+    chunk.partials.clear();
+    reductions_->add(chunk.range, values);
+  }
+  // Busy from its first command's start to its last one's end, less what
+  // overlapped the previous range (pipelined transfers).
+  auto [start, end] = opencl::commandTimes(device_, chunk.kernel.get());
+  if (chunk.firstKernel)
+    start = opencl::commandTimes(device_, chunk.firstKernel.get()).first;
+  const std::int64_t kernelStart = start, kernelEnd = end;
+  const std::string &id = device_.info().id;
+  for (const opencl::EventRef &event : chunk.uploads)
+    if (auto [s, e] = opencl::commandTimes(device_, event.get()); s > 0) {
+      start = std::min(start, s);
+      if (trace_)
+        trace::transfer(trace_->loop, pe_.uploadLane(), id, "upload",
+                        chunk.uploadBytes, s, e);
+    }
+  for (const opencl::EventRef &event : chunk.downloads)
+    if (auto [s, e] = opencl::commandTimes(device_, event.get()); s > 0) {
+      end = std::max(end, e);
+      if (trace_)
+        trace::transfer(trace_->loop, pe_.downloadLane(), id, "download",
+                        chunk.downloadBytes, s, e);
+    }
+  if (end <= 0) // no profiling information: the host's view
+    start = end = trace::now();
+  const std::int64_t busy =
+      std::max<std::int64_t>(end - std::max(start, busyUntil_), 0);
+  busyUntil_ = std::max(busyUntil_, end);
+  feed.done(chunk.range, std::max(seconds(busy), 1e-9));
+  if (trace_)
+    trace::chunk(trace_->loop, pe_.kernelLane(), id, chunk.range.begin,
+                 chunk.range.end, kernelStart, kernelEnd);
+}
+
+void OpenClDriver::recover(std::deque<Inflight> &inflight, WorkFeed &feed,
+                           const char *what) {
+  // Nothing may still write to the caller's arrays once the rest runs
+  // elsewhere. Errors here are the failure's echo.
+  clFinish(device_.uploadQueue());
+  clFinish(device_.computeQueue());
+  clFinish(device_.downloadQueue());
+  std::vector<Range> unfinished;
+  for (Inflight &chunk : inflight) {
+    auto completed = [](const opencl::EventRef &event) {
+      cl_int status = CL_QUEUED;
+      return event &&
+             clGetEventInfo(event.get(), CL_EVENT_COMMAND_EXECUTION_STATUS,
+                            sizeof status, &status, nullptr) == CL_SUCCESS &&
+             status == CL_COMPLETE;
+    };
+    const bool complete =
+        completed(chunk.kernel) &&
+        std::all_of(chunk.uploads.begin(), chunk.uploads.end(), completed) &&
+        std::all_of(chunk.downloads.begin(), chunk.downloads.end(),
+                    completed) &&
+        !faults_.failsAtWait(chunk.number);
+    // An injected range never counts as done, even if it ran.
+    if (complete && chunk.number < faults_.firstFailing())
+      finish(chunk, feed);
+    else
+      unfinished.push_back(chunk.range);
+  }
+  inflight.clear();
+  if (trace_)
+    trace::failure(trace_->loop, pe_.kernelLane(), device_.info().id, what,
+                   trace::now());
+  feed.fail(unfinished, what);
+}
+
+} // namespace fpm

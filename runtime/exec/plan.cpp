@@ -1,0 +1,172 @@
+//===- exec/plan.cpp - Who runs which iterations --------------------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "exec/plan.hpp"
+
+#include "balance/balance.hpp"
+#include "partition/partition.hpp"
+#include "support/int_math.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace fpm {
+namespace {
+
+/// Constant-speed profiles of the PEs' speeds: what the partitioners split
+/// by when no PE has an FPM (time = size / speed, two points so that the
+/// interpolating ones have a segment).
+std::vector<Profile> speedProfiles(const PlanRequest &request,
+                                   std::span<const std::size_t> live) {
+  std::vector<Profile> profiles;
+  const std::int64_t largest = std::max<std::int64_t>(request.tripCount, 2);
+  for (std::size_t p : live) {
+    const PlanPe &pe = request.pes[p];
+    Profile profile;
+    profile.kernel = std::string(request.loop);
+    profile.device = pe.id;
+    profile.points = {
+        {1, 1.0 / pe.speed, {}, {}},
+        {largest, static_cast<double>(largest) / pe.speed, {}, {}}};
+    profiles.push_back(std::move(profile));
+  }
+  return profiles;
+}
+
+} // namespace
+
+std::int64_t Plan::planned(std::size_t pe) const {
+  std::int64_t sum = 0;
+  if (pe < packages.size())
+    for (const Range &range : packages[pe])
+      sum += range.size();
+  return sum;
+}
+
+std::int64_t staticGranule(const Partitioner &partitioner,
+                           std::int64_t tripCount, std::int64_t grain) {
+  // The grain is the least granule; a huge loop gets coarser ones, so that
+  // no partitioner runs for long (a CPU plan is cached, but the first call
+  // pays).
+  std::int64_t cap = partitioner.exact ? ExactSolverUnits : StaticUnits;
+  if (partitioner.maxUnits > 0)
+    cap = std::min(cap, partitioner.maxUnits);
+  return std::max({grain, std::int64_t{1}, ceilDiv(tripCount, cap)});
+}
+
+Plan makePlan(const PlanRequest &request) {
+  const LoopSchedule &schedule = *request.schedule;
+  const std::int64_t trips = request.tripCount;
+  std::vector<std::size_t> live; // the PEs with workers, in order
+  for (std::size_t p = 0; p < request.pes.size(); ++p)
+    if (request.pes[p].workers > 0)
+      live.push_back(p);
+  if (live.empty())
+    throw std::invalid_argument("no PE takes part in the loop");
+  const bool measured =
+      std::none_of(live.begin(), live.end(),
+                   [&](std::size_t p) { return request.pes[p].guessed; });
+  const bool modelled = !request.models.empty();
+
+  Plan plan;
+  plan.packages.resize(request.pes.size());
+  plan.modelled = modelled;
+  const std::int64_t grain = std::max<std::int64_t>(request.grain, 1);
+  // The least multiple of the grain that is aligned.
+  plan.granule = ceilDiv(std::max(request.alignment, grain), grain) * grain;
+
+  // `auto`: on partial FPMs, numerical; threads alike, equal; with stored
+  // FPMs of every PE, the exact optimum when it is cheap, else WDAH; with
+  // speeds measured, a split by them (cpm); else the guided schedule,
+  // which measures as it goes. Static schedules on partial FPMs too: the
+  // caller asks for those only for `auto` and `numerical`.
+  bool isStatic = schedule.kind == LoopSchedule::Kind::Static;
+  plan.partitioner = schedule.partitioner;
+  if (request.partial) {
+    isStatic = true;
+    plan.partitioner = findPartitioner("numerical");
+    plan.onPartialModels = true;
+    plan.reason = "numerical on partial FPMs, refined at every call";
+  } else if (schedule.automatic) {
+    if (request.alike) {
+      plan.partitioner = findPartitioner("equal");
+      plan.reason = "equal: the CPU threads are alike";
+    } else if (modelled) {
+      plan.partitioner = findPartitioner(
+          trips / plan.granule <= ExactSolverUnits ? "optimal" : "wdah");
+      plan.reason = std::string(plan.partitioner->name) + " on stored profiles";
+    } else if (measured) {
+      plan.partitioner = findPartitioner("cpm");
+      plan.reason = "cpm on measured speeds";
+    } else {
+      isStatic = false;
+      plan.reason = "gss: no speeds measured yet";
+    }
+  } else if (modelled && isStatic) {
+    plan.reason = "on stored profiles";
+  }
+  plan.kind = isStatic ? Plan::Kind::Static : Plan::Kind::Dynamic;
+
+  if (isStatic) {
+    plan.granule = std::max(
+        plan.granule, staticGranule(*plan.partitioner, trips, request.grain));
+    PartitionRequest split;
+    split.size = trips;
+    split.granularity = plan.granule;
+    split.backtrack = schedule.backtrack;
+    const Distribution distribution =
+        request.partial
+            ? request.partial->split(split)
+            : partition(*plan.partitioner,
+                        CostModel(modelled ? std::vector<Profile>(
+                                                 request.models.begin(),
+                                                 request.models.end())
+                                           : speedProfiles(request, live)),
+                        split);
+    std::int64_t begin = 0;
+    for (std::size_t i = 0; i < live.size(); ++i)
+      for (std::int64_t size : distribution.packages[i])
+        if (size > 0) {
+          plan.packages[live[i]].push_back({begin, begin + size});
+          begin += size;
+        }
+    // A partitioner bug must not lose or repeat iterations.
+    if (begin != trips || distribution.packages.size() != live.size())
+      throw std::logic_error(std::string(plan.partitioner->name) +
+                             " returned a distribution of " +
+                             std::to_string(begin) + " iterations over " +
+                             std::to_string(distribution.packages.size()) +
+                             " PEs for " + std::to_string(trips) +
+                             " iterations over " + std::to_string(live.size()));
+    return plan;
+  }
+
+  // Self-scheduling, in granules; two-stage: alpha% first by the PEs'
+  // speeds (seed 001, 3.2).
+  ScheduleSpec &spec = plan.dynamic;
+  spec.scheme = schedule.scheme;
+  spec.iterations = ceilDiv(trips, plan.granule);
+  spec.workers = static_cast<int>(request.pes.size());
+  spec.chunk = schedule.chunk;
+  spec.alpha = schedule.alpha;
+  if (spec.alpha) {
+    for (const PlanPe &pe : request.pes)
+      spec.weights.push_back(pe.workers > 0 ? pe.speed : 1e-9);
+    const std::vector<std::int64_t> shares = stage1Shares(spec);
+    std::int64_t begin = 0;
+    for (std::size_t p = 0; p < shares.size(); ++p) {
+      const std::int64_t end =
+          std::min(trips, begin + shares[p] * plan.granule);
+      if (end > begin)
+        plan.packages[p].push_back({begin, end});
+      begin = end;
+    }
+    plan.dynamicBegin = begin;
+  }
+  return plan;
+}
+
+} // namespace fpm

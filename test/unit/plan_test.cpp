@@ -1,0 +1,286 @@
+//===- plan_test.cpp - The planner, and loops run on a part ---------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// makePlan() is the one place a split is decided: its `auto` rule, that
+// every plan covers the iterations exactly once, and the granule caps.
+// runLoop() runs any part [begin, end) of a loop's iterations, on the CPU
+// team and with OpenCL devices.
+//
+//===----------------------------------------------------------------------===//
+
+#include "balance/balance.hpp"
+#include "data/sections.hpp"
+#include "device/opencl.hpp"
+#include "exec/exec.hpp"
+#include "exec/plan.hpp"
+#include "exec/schedule_string.hpp"
+#include "partition/partition.hpp"
+#include "support/scoped.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace fpm {
+namespace {
+
+using test::ScopedEnv;
+using test::ScopedThreads;
+
+std::vector<PlanPe> pes(std::vector<double> speeds, bool guessed = false) {
+  std::vector<PlanPe> result;
+  for (std::size_t p = 0; p < speeds.size(); ++p)
+    result.push_back({"pe" + std::to_string(p), 1, speeds[p], guessed});
+  return result;
+}
+
+/// A stored FPM of constant `speed`.
+Profile model(const std::string &pe, double speed) {
+  Profile profile;
+  profile.kernel = "loop";
+  profile.device = pe;
+  profile.points = {{1, 1.0 / speed, {}, {}},
+                    {1 << 20, double(1 << 20) / speed, {}, {}}};
+  return profile;
+}
+
+/// Every iteration of [0, trips) is in exactly one package or the dynamic
+/// tail.
+void expectCovers(const Plan &plan, std::int64_t trips) {
+  std::vector<int> times(static_cast<std::size_t>(trips), 0);
+  for (const std::vector<Range> &packages : plan.packages)
+    for (const Range &range : packages) {
+      ASSERT_LE(0, range.begin);
+      ASSERT_LE(range.end, trips);
+      for (std::int64_t k = range.begin; k < range.end; ++k)
+        ++times[static_cast<std::size_t>(k)];
+    }
+  const std::int64_t tail =
+      plan.kind == Plan::Kind::Dynamic ? plan.dynamicBegin : trips;
+  for (std::int64_t k = 0; k < trips; ++k)
+    ASSERT_EQ(times[static_cast<std::size_t>(k)], k < tail ? 1 : 0) << k;
+}
+
+Plan planFor(const char *schedule, std::vector<PlanPe> planned,
+             std::int64_t trips, std::span<const Profile> models = {},
+             bool alike = false, std::int64_t alignment = 1) {
+  const LoopSchedule parsed = parseLoopSchedule(schedule);
+  PlanRequest request;
+  request.schedule = &parsed;
+  request.pes = planned;
+  request.tripCount = trips;
+  request.models = models;
+  request.alike = alike;
+  request.alignment = alignment;
+  Plan plan = makePlan(request);
+  expectCovers(plan, trips);
+  return plan;
+}
+
+TEST(PlanTest, AutoFollowsWhatIsKnownOfThePes) {
+  // Threads of one CPU: equal shares.
+  Plan plan = planFor("auto", pes({1, 1, 1}), 300, {}, true);
+  EXPECT_EQ(plan.partitioner->name, std::string("equal"));
+  EXPECT_EQ(plan.planned(0), 100);
+  EXPECT_EQ(plan.reason, "equal: the CPU threads are alike");
+
+  // Nothing measured: guided self-scheduling, which measures as it goes.
+  plan = planFor("auto", pes({1, 1}, true), 1000);
+  EXPECT_EQ(plan.kind, Plan::Kind::Dynamic);
+  EXPECT_EQ(plan.dynamic.scheme, Scheme::Gss);
+
+  // Speeds measured: split by them.
+  plan = planFor("auto", pes({3, 1}), 4000);
+  EXPECT_EQ(plan.partitioner->name, std::string("cpm"));
+  EXPECT_EQ(plan.planned(0), 3000);
+
+  // Stored FPMs of every PE: the exact optimum while it is cheap...
+  const std::vector<Profile> models{model("pe0", 3), model("pe1", 1)};
+  plan = planFor("auto", pes({3, 1}), ExactSolverUnits, models);
+  EXPECT_EQ(plan.partitioner->name, std::string("optimal"));
+  EXPECT_TRUE(plan.modelled);
+  // ... and WDAH past the exact solvers' cap.
+  plan = planFor("auto", pes({3, 1}), ExactSolverUnits + 1, models);
+  EXPECT_EQ(plan.partitioner->name, std::string("wdah"));
+}
+
+TEST(PlanTest, PartialModelsSplitWithNumerical) {
+  LoadBalancer balancer(2);
+  balancer.seed(0, model("pe0", 1).points);
+  balancer.seed(1, model("pe1", 1).points);
+  ASSERT_TRUE(balancer.ready());
+  const LoopSchedule parsed = parseLoopSchedule("auto");
+  const std::vector<PlanPe> planned = pes({1, 1});
+  PlanRequest request;
+  request.schedule = &parsed;
+  request.pes = planned;
+  request.tripCount = 1000;
+  request.partial = &balancer;
+  const Plan plan = makePlan(request);
+  EXPECT_TRUE(plan.onPartialModels);
+  EXPECT_EQ(plan.partitioner->name, std::string("numerical"));
+  expectCovers(plan, 1000);
+}
+
+TEST(PlanTest, EverySchedulePlansEveryIterationOnce) {
+  for (const char *schedule :
+       {"equal", "cpm", "geometric", "numerical", "hpopta", "optimal", "wdah",
+        "wdah_heuristic", "pss", "css(7)", "gss", "fss", "tss", "gss, 50",
+        "fss, 80", "tss, 100"})
+    for (std::int64_t trips : {0, 1, 63, 64, 1000, 4097}) {
+      SCOPED_TRACE(std::string(schedule) + ", " + std::to_string(trips));
+      planFor(schedule, pes({2, 1, 1}), trips);
+      // A device's alignment, and a PE without workers.
+      std::vector<PlanPe> withIdle = pes({4, 1, 1});
+      withIdle[1].workers = 0;
+      const Plan plan = planFor(schedule, withIdle, trips, {}, false, 64);
+      EXPECT_EQ(plan.planned(1), 0);
+      EXPECT_EQ(plan.granule % 64, 0);
+    }
+}
+
+TEST(PlanTest, StaticPartitionersSeeBoundedGranules) {
+  const Partitioner &wdah = *findPartitioner("wdah");
+  const Partitioner &optimal = *findPartitioner("optimal");
+  const std::int64_t huge = std::int64_t{1} << 40;
+  EXPECT_LE(huge / staticGranule(wdah, huge, 1), StaticUnits);
+  EXPECT_LE(huge / staticGranule(optimal, huge, 1), ExactSolverUnits);
+  EXPECT_EQ(staticGranule(wdah, 1000, 7), 7);
+}
+
+TEST(PlanTest, NoPeTakingPartIsAnError) {
+  std::vector<PlanPe> none = pes({1});
+  none[0].workers = 0;
+  const LoopSchedule parsed = parseLoopSchedule("equal");
+  PlanRequest request;
+  request.schedule = &parsed;
+  request.pes = none;
+  request.tripCount = 10;
+  EXPECT_THROW(makePlan(request), std::invalid_argument);
+}
+
+/// Counts how often each iteration ran.
+struct Counted {
+  std::vector<std::atomic<int>> runs;
+  explicit Counted(std::int64_t trips)
+      : runs(static_cast<std::size_t>(trips)) {}
+  static int body(std::int64_t begin, std::int64_t end, void *context) {
+    auto &self = *static_cast<Counted *>(context);
+    for (std::int64_t k = begin; k < end; ++k)
+      ++self.runs[static_cast<std::size_t>(k)];
+    return 0;
+  }
+};
+
+TEST(LoopPartTest, RunsExactlyItsPartOnTheCpu) {
+  const ScopedThreads threads(3);
+  constexpr std::int64_t Trips = 1000;
+  for (const char *schedule : {"auto", "equal", "wdah", "gss", "fss, 50"})
+    for (const Range part : {Range{0, Trips}, Range{250, 730}, Range{999, 1000},
+                             Range{400, 400}}) {
+      SCOPED_TRACE(std::string(schedule) + " [" + std::to_string(part.begin) +
+                   ", " + std::to_string(part.end) + ")");
+      Counted counted(Trips);
+      LoopCall call;
+      call.schedule = schedule;
+      call.tripCount = Trips;
+      call.part = part;
+      call.body = Counted::body;
+      call.context = &counted;
+      ASSERT_EQ(runLoop(call), LoopStatus::Completed);
+      for (std::int64_t k = 0; k < Trips; ++k)
+        ASSERT_EQ(counted.runs[static_cast<std::size_t>(k)].load(),
+                  k >= part.begin && k < part.end ? 1 : 0)
+            << k;
+    }
+}
+
+TEST(LoopPartTest, APartOutsideTheLoopIsRefused) {
+  Counted counted(10);
+  LoopCall call;
+  call.tripCount = 10;
+  call.body = Counted::body;
+  call.context = &counted;
+  for (const Range part : {Range{-1, 5}, Range{5, 11}, Range{6, 5}}) {
+    call.part = part;
+    EXPECT_THROW(runLoop(call), std::invalid_argument);
+  }
+}
+
+constexpr const char *IncrementSource = R"(
+__kernel void increment(__global int *x, __global int *pe) {
+  const size_t k = get_global_id(0);
+  x[k] = x[k] * 2 + 1;
+  pe[k] = 1;
+}
+)";
+
+TEST(LoopPartTest, RunsExactlyItsPartWithOpenClDevices) {
+  // PoCL's CPU device beside the CPU team: the part's sections, and no
+  // other, go to the device and back.
+  if (opencl::devices().empty())
+    GTEST_SKIP() << "no OpenCL device";
+  const ScopedThreads threads(2);
+  const ScopedEnv units("FPM_OPENCL_CPU_UNITS", "1");
+  constexpr std::int64_t Trips = 5000;
+  for (const char *devices : {"gpu", "all"})
+    for (const char *schedule : {"equal", "gss"})
+      for (const Range part : {Range{1000, 4321}, Range{0, 64}}) {
+        SCOPED_TRACE(std::string(devices) + ", " + schedule);
+        std::vector<int> x(Trips);
+        for (std::int64_t k = 0; k < Trips; ++k)
+          x[static_cast<std::size_t>(k)] = static_cast<int>(k);
+        std::vector<int> pe(Trips, 0); // 1: a device ran it, 2: the CPU
+        fpm_arg args[] = {
+            {FPM_ARG_INOUT, x.data(), sizeof(int), Trips, 0, 1, 1},
+            {FPM_ARG_OUT, pe.data(), sizeof(int), Trips, 0, 1, 1}};
+        fpm_kernel kernel{};
+        kernel.source = IncrementSource;
+        kernel.name = "increment";
+        kernel.args = args;
+        kernel.arg_count = 2;
+        const KernelSpec spec = makeKernelSpec(kernel, Trips);
+        struct Host {
+          int *x, *pe;
+          static int body(std::int64_t begin, std::int64_t end, void *context) {
+            auto &self = *static_cast<Host *>(context);
+            for (std::int64_t k = begin; k < end; ++k) {
+              self.x[k] = self.x[k] * 2 + 1;
+              self.pe[k] = 2;
+            }
+            return 0;
+          }
+        } host{x.data(), pe.data()};
+        LoopCall call;
+        call.schedule = schedule;
+        call.tripCount = Trips;
+        call.part = part;
+        call.body = Host::body;
+        call.context = &host;
+        call.kernel = &spec;
+        call.devices = parseDevices(devices, "devices");
+        ASSERT_EQ(runLoop(call), LoopStatus::Completed);
+        int onDevice = 0, onCpu = 0;
+        for (std::int64_t k = 0; k < Trips; ++k) {
+          const bool in = k >= part.begin && k < part.end;
+          const auto at = static_cast<std::size_t>(k);
+          ASSERT_EQ(x[at], in ? 2 * k + 1 : k) << k;
+          ASSERT_EQ(pe[at] != 0, in) << k;
+          onDevice += pe[at] == 1;
+          onCpu += pe[at] == 2;
+        }
+        // Without the CPU team, the device runs all of the part.
+        if (std::string(devices) == "gpu") {
+          EXPECT_EQ(onDevice, part.size());
+          EXPECT_EQ(onCpu, 0);
+        }
+      }
+}
+
+} // namespace
+} // namespace fpm
