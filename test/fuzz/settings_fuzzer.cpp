@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The settings a user writes in the environment, on any bytes (up to the
-// first NUL, as an environment variable can hold):
+// first NUL, as an environment variable can hold): FPM_INJECT_FAULT's list
+// (parseInjectedFaults()) throws std::invalid_argument of bounded length or
+// names only known PEs;
 // BenchmarkSettings::parse() throws std::invalid_argument or returns
 // settings within their documented ranges whose format() parses back to
 // the same settings; integerFromEnvironment() and flagFromEnvironment()
@@ -17,6 +19,7 @@
 
 #include "fuzz_check.hpp"
 
+#include "device/faults.hpp"
 #include "profiling/benchmark.hpp"
 #include "support/environment.hpp"
 
@@ -26,6 +29,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 using namespace fpm;
 
@@ -61,6 +65,25 @@ void checkBenchmark(const std::string &text) {
           again.budget == settings.budget && again.fresh == settings.fresh,
       "'" + text + "' was written as '" + written + "', which reads back as '" +
           again.format() + "'");
+}
+
+void checkFaults(const std::string &text) {
+  static const std::string Known[] = {"opencl0", "opencl1"};
+  std::vector<InjectedFault> faults;
+  try {
+    faults = parseInjectedFaults(text, Known);
+  } catch (const std::invalid_argument &error) {
+    const std::string message = error.what();
+    FUZZ_CHECK(message.starts_with("FPM_INJECT_FAULT"), message);
+    FUZZ_CHECK(message.size() <= fuzz::MaxMessageBytes,
+               "a message of " + std::to_string(message.size()) + " bytes");
+    return;
+  }
+  for (const InjectedFault &fault : faults)
+    FUZZ_CHECK((fault.pe == Known[0] || fault.pe == Known[1]) &&
+                   fault.chunk >= 0 && !(fault.atWait && fault.chunk == 0),
+               "a fault no PE can take: " + fault.pe + ":" +
+                   std::to_string(fault.chunk));
 }
 
 void checkEnvironment(unsigned selector, const std::string &text) {
@@ -106,7 +129,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
   // An environment variable ends at its first NUL.
   const char *begin = reinterpret_cast<const char *>(data) + 1;
   const std::string text(begin, strnlen(begin, size - 1));
-  if (data[0] & 1)
+  if ((data[0] & 3) == 3)
+    checkFaults(text);
+  else if (data[0] & 1)
     checkBenchmark(text);
   else
     checkEnvironment(data[0], text);

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "device/faults.hpp"
 #include "exec/exec.hpp"
 #include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"
@@ -908,6 +909,20 @@ TEST(Environment, EveryReaderTakesEmptyForUnset) {
                std::invalid_argument);
   EXPECT_THROW(fpm::flagFromEnvironment("FPM_TEST_VARIABLE"),
                std::invalid_argument);
+}
+
+TEST(Environment, InjectFaultEchoesTheStartOfALongList) {
+  const std::string known[] = {"opencl0"};
+  for (const std::string &text :
+       {std::string(100000, 'x'), "opencl0:1," + std::string(100000, 'x'),
+        std::string(100000, 'p') + ":1"}) {
+    try {
+      fpm::parseInjectedFaults(text, known);
+      ADD_FAILURE() << "accepted";
+    } catch (const std::invalid_argument &error) {
+      EXPECT_LT(std::string(error.what()).size(), 400u) << error.what();
+    }
+  }
 }
 
 TEST(Environment, AnErrorEchoesTheStartOfALongValue) {
