@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Private to LoopChecker.cpp, SectionChecks.cpp and OutCover.cpp: the one
-// walk of a loop's body (LoopCheck) and what it records, which the DOALL
-// checks (LoopChecker.cpp), the data-section checks (SectionChecks.cpp) and
-// the proof that out sections are written whole (OutCover.cpp) read, and the
-// small AST helpers they share.
+// Private to LoopChecker.cpp, SharingChecks.cpp, SectionChecks.cpp and
+// OutCover.cpp: the one walk of a loop's body (LoopCheck) and what it
+// records, which the DOALL checks (LoopChecker.cpp, and SharingChecks.cpp
+// for what iterations share), the data-section checks (SectionChecks.cpp)
+// and the proof that out sections are written whole (OutCover.cpp) read,
+// and the small AST helpers they share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -283,11 +284,28 @@ private:
                Ctx.getLangOpts())
         .str();
   }
-  void reportDependences();
   bool checkGotos();
   bool checkInvariant(const Expr *E, StringRef What);
   bool checkSections(StringRef Clause, ArrayRef<DataSection> Sections);
+  bool checkReductions(llvm::SmallVectorImpl<ReductionVar> &Reductions,
+                       llvm::SmallPtrSetImpl<const VarDecl *> &Named);
   std::optional<const ValueDecl *> visibleDecl(StringRef Name) const;
+  bool isDeclaredName(StringRef Name) const;
+
+  // What iterations share (SharingChecks.cpp): writes to shared scalars,
+  // arrays written at the same elements by every iteration, loop-carried
+  // dependences between an array's write and its reads.
+  bool checkSharedWrites(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  bool checkArrayRaces(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  void reportDependences();
+  std::optional<StringRef> reductionShape(const Expr *Target,
+                                          const VarDecl *VD) const;
+  /// What may differ from one iteration to the next (findIterationValues).
+  struct IterationValues;
+  void
+  findIterationValues(IterationValues &Values,
+                      const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  std::optional<IntPoly> dependencePoly(const Expr *Index, const Stmt *At);
 
   // The data clauses against the body's subscripts: what an OpenCL device
   // would miss (spec/pragma.md, "Offloading").

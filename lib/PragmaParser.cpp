@@ -31,6 +31,8 @@
 
 #include <optional>
 
+#include <optional>
+
 using namespace clang;
 
 namespace fpm {
@@ -124,6 +126,8 @@ private:
                      llvm::SmallVectorImpl<DataSection> &Sections);
   bool parsePrivate(ArrayRef<Token> Args, SourceLocation Close);
   bool parseKernel(ArrayRef<Token> Args, SourceLocation Close);
+  bool parseReduction(ArrayRef<Token> Args, SourceLocation Close);
+  bool checkReductionNames();
 
   bool isPositiveInteger(const Token &Tok) const {
     uint64_t Value;
@@ -152,12 +156,14 @@ bool ClauseParser::parse() {
     bool Known = llvm::StringSwitch<bool>(Name)
                      .Cases("name", "schedule", "devices", "grain", true)
                      .Cases("in", "out", "inout", "private", "kernel", true)
+                     .Case("reduction", true)
                      .Default(false);
     if (!Known) {
       if (Name.empty())
         report(Diags, Clause.getLocation(), Level::Error,
                "expected a clause of '#pragma fpm partition' (name, schedule, "
-               "devices, grain, in, out, inout, private or kernel)");
+               "devices, grain, in, out, inout, private, reduction or "
+               "kernel)");
       else
         report(Diags, Clause.getLocation(), Level::Error,
                "unknown clause '%0' in '#pragma fpm partition'")
@@ -218,11 +224,13 @@ bool ClauseParser::parse() {
       ClauseOk = parseSections(Clause, Args, Close, Pragma.InOut);
     else if (Name == "private")
       ClauseOk = parsePrivate(Args, Close);
+    else if (Name == "reduction")
+      ClauseOk = parseReduction(Args, Close);
     else
       ClauseOk = parseKernel(Args, Close);
     Ok &= ClauseOk;
   }
-  return Ok;
+  return Ok && checkReductionNames();
 }
 
 bool ClauseParser::parseName(ArrayRef<Token> Args, SourceLocation Close) {
@@ -549,6 +557,147 @@ bool ClauseParser::parseKernel(ArrayRef<Token> Args, SourceLocation Close) {
          Args[Begin].getLocation()});
   }
   return true;
+}
+
+/// `reduction(op: a, b, ...)`.
+bool ClauseParser::parseReduction(ArrayRef<Token> Args, SourceLocation Close) {
+  if (Args.empty()) {
+    report(Diags, Close, Level::Error,
+           "expected 'op: list' in 'reduction(...)', op one of +, *, min, "
+           "max, &, |, ^, && or ||");
+    return false;
+  }
+  const Token &OpTok = Args[0];
+  std::optional<ReductionOp> Op;
+  switch (OpTok.getKind()) {
+  case tok::plus:
+    Op = ReductionOp::Add;
+    break;
+  case tok::star:
+    Op = ReductionOp::Mul;
+    break;
+  case tok::amp:
+    Op = ReductionOp::BitAnd;
+    break;
+  case tok::pipe:
+    Op = ReductionOp::BitOr;
+    break;
+  case tok::caret:
+    Op = ReductionOp::BitXor;
+    break;
+  case tok::ampamp:
+    Op = ReductionOp::And;
+    break;
+  case tok::pipepipe:
+    Op = ReductionOp::Or;
+    break;
+  default:
+    if (identifierOf(OpTok) == "min")
+      Op = ReductionOp::Min;
+    else if (identifierOf(OpTok) == "max")
+      Op = ReductionOp::Max;
+    break;
+  }
+  if (!Op) {
+    report(Diags, OpTok.getLocation(), Level::Error,
+           "unknown reduction operator '%0' in 'reduction(op: list)' (known: "
+           "+, *, min, max, &, |, ^, &&, ||)")
+        << spelling(OpTok);
+    return false;
+  }
+  if (Args.size() < 2 || Args[1].isNot(tok::colon)) {
+    report(Diags, Args.size() < 2 ? Close : Args[1].getLocation(), Level::Error,
+           "expected ':' after the reduction operator '%0' in 'reduction(%0: "
+           "list)'")
+        << reductionOpSpelling(*Op);
+    return false;
+  }
+  ArrayRef<Token> List = Args.drop_front(2);
+  if (List.empty()) {
+    report(Diags, Close, Level::Error,
+           "expected a variable name in 'reduction(...)'");
+    return false;
+  }
+  for (size_t Pos = 0; Pos < List.size(); ++Pos) {
+    if (Pos % 2) {
+      if (List[Pos].isNot(tok::comma) || Pos + 1 == List.size()) {
+        report(Diags,
+               List[Pos].is(tok::comma) ? Close : List[Pos].getLocation(),
+               Level::Error,
+               "expected a comma-separated list of variable names in "
+               "'reduction(...)'");
+        return false;
+      }
+      continue;
+    }
+    StringRef Name = identifierOf(List[Pos]);
+    if (Name.empty()) {
+      report(Diags, List[Pos].getLocation(), Level::Error,
+             "expected a variable name in 'reduction(...)'");
+      return false;
+    }
+    if (llvm::any_of(Pragma.Reductions,
+                     [&](const ReductionName &R) { return R.Name == Name; })) {
+      report(Diags, List[Pos].getLocation(), Level::Error,
+             "'%0' is listed twice in 'reduction(...)'")
+          << Name;
+      return false;
+    }
+    Pragma.Reductions.push_back(
+        {*Op, Name.str(), List[Pos].getLocation(), OpTok.getLocation()});
+  }
+  return true;
+}
+
+/// A reduction variable is in no other clause that says how the loop
+/// shares a variable (private, in, out, inout); a hand-written kernel
+/// takes each one once among its arguments (its partial results, one per
+/// work-group).
+bool ClauseParser::checkReductionNames() {
+  bool Ok = true;
+  for (const ReductionName &R : Pragma.Reductions) {
+    auto Private = llvm::find_if(
+        Pragma.Private, [&](const PrivateName &P) { return P.Name == R.Name; });
+    if (Private != Pragma.Private.end()) {
+      report(Diags, R.Loc, Level::Error,
+             "'%0' is in both 'reduction(...)' and 'private(...)'")
+          << R.Name;
+      report(Diags, Private->Loc, Level::Note, "'%0' is private here")
+          << R.Name;
+      Ok = false;
+    }
+    for (auto [Clause, Sections] :
+         {std::pair<StringRef, const llvm::SmallVectorImpl<DataSection> *>{
+              "in", &Pragma.In},
+          {"out", &Pragma.Out},
+          {"inout", &Pragma.InOut}})
+      for (const DataSection &Section : *Sections)
+        if (Section.Array == R.Name) {
+          report(Diags, R.Loc, Level::Error,
+                 "'%0' is in both 'reduction(...)' and '%1(...)': a "
+                 "reduction variable is a scalar, a data clause names arrays")
+              << R.Name << Clause;
+          report(Diags, Section.Loc, Level::Note, "'%0' is in '%1(...)' here")
+              << R.Name << Clause;
+          Ok = false;
+        }
+    if (Pragma.KernelName.empty())
+      continue;
+    unsigned Passed = 0;
+    for (const KernelArgument &Arg : Pragma.KernelArgs)
+      Passed += Arg.Text == R.Name;
+    if (Passed != 1) {
+      report(Diags, Pragma.KernelNameLoc, Level::Error,
+             "the kernel '%0' takes the reduction variable '%1' %2 times "
+             "among its arguments; it must take it once (as a '__global' "
+             "pointer to one partial result per work-group)")
+          << Pragma.KernelName << R.Name << Passed;
+      report(Diags, R.Loc, Level::Note, "'%0' is a reduction variable here")
+          << R.Name;
+      Ok = false;
+    }
+  }
+  return Ok;
 }
 
 } // namespace

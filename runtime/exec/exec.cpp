@@ -29,8 +29,10 @@
 #include "exec/exec.hpp"
 
 #include "exec/coexec.hpp"
+#include "exec/loop_state.hpp"
 #include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"
+#include "exec/verbose_splits.hpp"
 #include "schedule/schedule.hpp"
 #include "store/online_profiles.hpp"
 #include "support/int_math.hpp"
@@ -43,9 +45,7 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -273,7 +273,8 @@ std::string describe(const CpuPlan &cpu) {
   return out.str();
 }
 
-/// Prints a verbose line once per loop site and split, from any thread.
+/// Prints a verbose line once per loop site and split, for the first few
+/// splits of the loop (printSplit), from any thread.
 void printOnce(const LoopCall &call, CpuPlan &plan) {
   if (plan.description.empty())
     plan.description = describe(plan);
@@ -282,12 +283,8 @@ void printOnce(const LoopCall &call, CpuPlan &plan) {
   if (!call.note.empty())
     line << " (" << call.note << ")";
   line << "\n";
-  static std::mutex mutex;
-  static std::set<std::string> printed;
   std::string text = line.str();
-  std::lock_guard<std::mutex> lock(mutex);
-  if (printed.insert(text).second)
-    std::fputs(text.c_str(), stderr);
+  printSplit(loopKey(call), loopLabel(call), text, text);
 }
 
 /// Busy time per thread, kept only when FPM_TRACE or FPM_VERBOSE asks.

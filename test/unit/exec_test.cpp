@@ -849,15 +849,16 @@ TEST(ApiTest, VerboseIsAFlagReadOneWay) {
     EXPECT_EQ(fpm_parallel_for(&loop, 100, Coverage::body, &coverage), FPM_OK);
     EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
   }
-  std::int64_t trips = 100;
   for (const char *on : {"1", "yes", "Yes", "true", "TRUE", "on", "On"}) {
     SCOPED_TRACE(on);
     ScopedEnv env("FPM_VERBOSE", on);
-    // A trip count of its own, so that its split is described again.
-    Coverage coverage(++trips);
+    // A loop of its own, so that its split is described again (a loop
+    // describes its first few splits only).
+    fpm_loop named = loop;
+    named.name = on;
+    Coverage coverage(100);
     testing::internal::CaptureStderr();
-    EXPECT_EQ(fpm_parallel_for(&loop, trips, Coverage::body, &coverage),
-              FPM_OK);
+    EXPECT_EQ(fpm_parallel_for(&named, 100, Coverage::body, &coverage), FPM_OK);
     EXPECT_NE(testing::internal::GetCapturedStderr(), "");
   }
   for (const char *bad : {"2", "maybe", "y", "enabled", "-1"}) {
