@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fpm/fpm.h"
 #include "data/sections.hpp"
+#include "fpm/fpm.h"
 #include "profiling/benchmark.hpp"
 #include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
@@ -121,7 +121,8 @@ TEST(BenchmarkSettingsTest, ComesFromTheEnvironment) {
   {
     ScopedEnv on("FPM_BENCHMARK", "points=3");
     ASSERT_TRUE(benchmarkSettings(fpm::readLoopEnvironment().benchmark));
-    EXPECT_EQ(benchmarkSettings(fpm::readLoopEnvironment().benchmark)->points, 3);
+    EXPECT_EQ(benchmarkSettings(fpm::readLoopEnvironment().benchmark)->points,
+              3);
   }
   {
     ScopedEnv bad("FPM_BENCHMARK", "points=x");
