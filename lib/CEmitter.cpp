@@ -191,12 +191,55 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
     QualType PT = VD->getType().getUnqualifiedType();
     if (usesLocalType(PT))
       return CannotOutline(VD, "has a type declared in the function");
-    if (PT->isVariablyModifiedType())
+    if (!PT->isVariablyModifiedType()) {
+      Local << "  " << T.type(PT, VD->getName()) << ";\n";
+      continue;
+    }
+    // An array of variable size: its extents measured at the call site, the
+    // array declared again with them in the outlined body.
+    std::string N = VD->getName().str(), Dims, Zeros;
+    QualType Elem = PT;
+    for (unsigned Level = 0; const ArrayType *AT = Ctx.getAsArrayType(Elem);
+         ++Level, Elem = AT->getElementType(), Zeros += "[0]") {
+      if (const auto *CAT = dyn_cast<ConstantArrayType>(AT)) {
+        Dims += "[" + std::to_string(CAT->getSize().getZExtValue()) + "]";
+        continue;
+      }
+      if (!isa<VariableArrayType>(AT))
+        return CannotOutline(VD, "is private and has an array type fpm "
+                                 "cannot declare");
+      std::string Dim = "fpm_" + N + "_d" + std::to_string(Level);
+      Dims += "[" + Dim + "]";
+      M << "  int64_t " << Dim << ";\n";
+      Set << "  " << Ctx_ << "." << Dim << " = (int64_t)(sizeof(" << N << Zeros
+          << ") / sizeof(" << N << Zeros << "[0]));\n";
+      Local << "  const int64_t " << Dim << " = fpm_c->" << Dim << ";\n";
+    }
+    if (Elem->isVariablyModifiedType())
       return CannotOutline(VD, "is private and has a variably modified type");
-    Local << "  " << T.type(PT, VD->getName()) << ";\n";
+    Local << "  " << T.type(Elem, N + Dims) << ";\n";
   }
   if (usesLocalType(Var->getType()))
     return CannotOutline(Var, "has a type declared in the function");
+  // Each reduction variable is the chunk's accumulator, under its own name:
+  // a local copy of partials[r] that the body's text accumulates into, and
+  // that goes back to partials[r] after the chunk.
+  const auto &Reductions = L.Vars.Reductions;
+  std::string StoreBack;
+  llvm::raw_string_ostream Store(StoreBack);
+  for (size_t R = 0; R < Reductions.size(); ++R) {
+    const VarDecl *VD = Reductions[R].Var;
+    QualType RT = VD->getType().getUnqualifiedType();
+    if (usesLocalType(RT))
+      RT = RT.getCanonicalType();
+    std::string Partial = "fpm_partials[" + std::to_string(R) + "]";
+    Local << "  " << T.type(RT, VD->getName()) << " = *(" << T.type(RT, "*")
+          << ")" << Partial << ";\n";
+    Store << "  *(" << T.type(RT, "*") << ")" << Partial << " = "
+          << VD->getName() << ";\n";
+  }
+  std::string BodyParams =
+      Reductions.empty() ? "" : ", void *const *fpm_partials";
 
   // The context struct and a prototype of the outlined body go before the
   // function; the body's definition goes right after it, where the macros
@@ -220,7 +263,8 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
   D << "struct fpm_ctx" << S << " {\n";
   D << "  " << VarType << " fpm_lower;\n  int64_t fpm_step;\n" << Members;
   D << "};\n";
-  D << "static int fpm_body" << S << "(int64_t, int64_t, void *);\n";
+  D << "static int fpm_body" << S << "(int64_t, int64_t, void *"
+    << (Reductions.empty() ? "" : ", void *const *") << ");\n";
   D << T.lineMarker(FnBegin);
 
   std::string Outlined;
@@ -228,7 +272,8 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
   O << "\n/* fpm-rewrite: the body of loop " << commentSafe(L.Name)
     << ", outlined from " << L.Fn->getName() << " */\n";
   O << "static int fpm_body" << S
-    << "(int64_t fpm_begin, int64_t fpm_end, void *fpm_ctx) {\n";
+    << "(int64_t fpm_begin, int64_t fpm_end, void *fpm_ctx" << BodyParams
+    << ") {\n";
   O << "  struct fpm_ctx" << S << " *fpm_c = (struct fpm_ctx" << S
     << " *)fpm_ctx;\n";
   O << Locals;
@@ -244,15 +289,21 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
   // the outlined body, which declares the body's names again.
   O << Rewrite.getRewrittenText(
       CharSourceRange::getCharRange(LT.BodyBegin, LT.BodyEnd));
-  O << "\n  }\n  return 0;\n}\n";
+  O << "\n  }\n" << StoreBack << "  return 0;\n}\n";
   O << T.lineMarker(FnEnd);
 
   // The call, in place of the pragma and the loop.
   std::string Call;
   llvm::raw_string_ostream C(Call);
   C << "/* fpm-rewrite: " << commentSafe(L.Pragma->Text) << " */\n{\n";
+  std::string Reduce = "fpm_reductions" + S;
   emitSetup(C, L, LT, VarType, "{0}",
-            "  struct fpm_ctx" + S + " " + Ctx_ + ";\n", T);
+            "  struct fpm_ctx" + S + " " + Ctx_ + ";\n" +
+                (Reductions.empty()
+                     ? ""
+                     : "  fpm_reduction " + Reduce + "[" +
+                           std::to_string(Reductions.size()) + "];\n"),
+            T);
   C << "  " << Ctx_ << ".fpm_lower = fpm_lower" << S << ";\n";
   C << "  " << Ctx_ << ".fpm_step = fpm_step" << S << ";\n";
   C << Sets;
@@ -261,7 +312,27 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
   for (const VarDecl *VD : L.Vars.Private)
     if (VD->isLocalVarDeclOrParm())
       C << "  (void)" << VD->getName() << ";\n";
-  if (L.Kernel) {
+  for (size_t R = 0; R < Reductions.size(); ++R) {
+    const ReductionVar &RV = Reductions[R];
+    std::string E = Reduce + "[" + std::to_string(R) + "]";
+    C << T.lineDirective(RV.Loc);
+    C << "  " << E << ".op = " << reductionOpEnumerator(RV.Op) << "; " << E
+      << ".type = " << RV.ScalarType << "; " << E << ".variable = &"
+      << RV.Var->getName() << "; /* reduction(" << reductionOpSpelling(RV.Op)
+      << ": " << RV.Var->getName() << ") */\n";
+  }
+  if (!Reductions.empty()) {
+    if (L.Kernel)
+      emitKernel(C, *L.Kernel, S, /*Cxx=*/false);
+    C << "  if (fpm_parallel_reduce(&fpm_info" << S << ", fpm_trip" << S
+      << ", fpm_body" << S << ", &" << Ctx_ << ", " << Reduce << ", "
+      << Reductions.size() << ", ";
+    if (L.Kernel)
+      C << "fpm_offload" << S << " ? &fpm_kernel" << S << " : NULL";
+    else
+      C << "NULL";
+    C << ") != FPM_OK) {\n";
+  } else if (L.Kernel) {
     emitKernel(C, *L.Kernel, S, /*Cxx=*/false);
     C << "  if (fpm_parallel_for_kernel(&fpm_info" << S << ", fpm_trip" << S
       << ", fpm_body" << S << ", &" << Ctx_ << ", fpm_offload" << S

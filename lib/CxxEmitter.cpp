@@ -46,10 +46,25 @@ bool emitCxx(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
   emitSetup(OS, L, LT, Alias, "{}", "", T);
   if (L.Kernel)
     emitKernel(OS, *L.Kernel, S, /*Cxx=*/true);
-  OS << "  ::fpm::parallelFor(fpm_info" << S << ", fpm_trip" << S;
+  // With reductions, fpm::parallelReduce: the lambda's parameters, named as
+  // the variables, are the chunk's accumulators.
+  const auto &Reductions = L.Vars.Reductions;
+  OS << "  ::fpm::" << (Reductions.empty() ? "parallelFor" : "parallelReduce")
+     << "(fpm_info" << S << ", fpm_trip" << S;
   if (L.Kernel)
     OS << ", fpm_offload" << S << " ? &fpm_kernel" << S << " : nullptr";
-  OS << ", [&](std::int64_t fpm_begin, std::int64_t fpm_end) {\n";
+  else if (!Reductions.empty())
+    OS << ", nullptr";
+  OS << ", [&](std::int64_t fpm_begin, std::int64_t fpm_end";
+  for (const ReductionVar &R : Reductions) {
+    QualType RT = R.Var->getType().getNonReferenceType();
+    OS << ", "
+       << (RT->isDependentType()
+               ? "decltype(" + R.Var->getName().str() + ") &" +
+                     R.Var->getName().str()
+               : T.type(RT.getUnqualifiedType(), "&" + R.Var->getName().str()));
+  }
+  OS << ") {\n";
   for (const VarDecl *VD : L.Vars.Private) {
     QualType PT = VD->getType();
     if (PT->isReferenceType())
@@ -67,7 +82,14 @@ bool emitCxx(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
 
   std::string Suffix;
   llvm::raw_string_ostream After(Suffix);
-  After << "\n    }\n  });\n";
+  After << "\n    }\n  }";
+  if (!Reductions.empty()) {
+    After << ",\n" << T.lineDirective(Reductions.front().Loc) << " ";
+    for (const ReductionVar &R : Reductions)
+      After << " ::fpm::reduce(" << reductionOpEnumerator(R.Op) << ", "
+            << R.Var->getName() << ")" << (&R == &Reductions.back() ? "" : ",");
+  }
+  After << ");\n";
   if (!Loop.DeclaredInInit)
     After << "  " << LT.VarName << " = (" << Alias << ")((" << LT.U64
           << ")fpm_lower" << S << " + (" << LT.U64 << ")fpm_trip" << S << " * ("

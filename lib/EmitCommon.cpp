@@ -274,6 +274,14 @@ void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
     case KernelParam::Kind::Extent:
       Scalar(P.Name + S);
       break;
+    case KernelParam::Kind::Reduction:
+      // One partial result per work-group, of the variable's size; the
+      // runtime allocates them (fpm.h, FPM_ARG_REDUCTION).
+      OS << "fpm_scalar_arg(&" << P.HostExpr << ", sizeof(" << P.HostExpr
+         << ")); /* reduction variable " << P.HostExpr << " */\n";
+      OS << "  " << Args << "[" << I << "].kind = FPM_ARG_REDUCTION; " << Args
+         << "[" << I << "].offset = " << P.Reduction << ";\n";
+      break;
     }
   }
   std::string Kernel = "fpm_kernel" + S;

@@ -168,6 +168,13 @@ private:
   void printCall(const CallExpr *Call, raw_ostream &OS);
   std::optional<Space> spaceOf(const Expr *Pointer);
   const ClauseArray *clauseArray(const VarDecl *VD) const;
+  bool isReduction(const VarDecl *VD) const {
+    return llvm::any_of(Request.Reductions, [&](const KernelReduction &R) {
+      return R.Name == VD->getName();
+    });
+  }
+  std::string reductionCode(std::string &Params, std::string &Decls,
+                            std::string &Statements);
   bool isInsideLoop(const Decl *D) const;
   ArrayShape shapeOf(const VarDecl *Array, SourceLocation Loc);
 
@@ -181,6 +188,10 @@ private:
   Scope Current;
   unsigned LoopDepth = 0;
   bool UsesDouble = false;
+  /// The partitioned loop's own `continue` was printed as `continue;` of a
+  /// `do { ... } while (0)` around the body: with reductions, a work-item
+  /// must not return before the work-group's reduction.
+  bool ContinuesBody = false;
 
   /// What the kernel's parameters are, in order of first use.
   llvm::SetVector<const VarDecl *> Scalars;
@@ -357,7 +368,7 @@ void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
     refuse(Loc, "function '" + Current.Fn->getName() + "' uses '" +
                     VD->getName() + "', declared outside it");
   }
-  if (llvm::is_contained(Request.Private, VD->getName())) {
+  if (llvm::is_contained(Request.Private, VD->getName()) || isReduction(VD)) {
     OS << kernelName(VD);
     return;
   }
@@ -861,8 +872,15 @@ void KernelPrinter::printStmt(const Stmt *S, unsigned Indent, raw_ostream &OS) {
   }
   if (isa<ContinueStmt>(S)) {
     // In the kernel, the partitioned loop's own `continue` ends the
-    // work-item's iteration.
-    OS << (LoopDepth == 0 && !Current.Fn ? "return;" : "continue;");
+    // work-item's iteration: it returns, or with reductions leaves the
+    // `do { ... } while (0)` around the body, before the work-group's
+    // reduction.
+    if (LoopDepth == 0 && !Current.Fn && Request.Reductions.empty()) {
+      OS << "return;";
+    } else {
+      ContinuesBody |= LoopDepth == 0 && !Current.Fn;
+      OS << "continue;";
+    }
     return;
   }
   if (const auto *Return = dyn_cast<ReturnStmt>(S)) {
@@ -936,6 +954,107 @@ void KernelPrinter::printFunction(const FunctionDecl *FD,
   LoopDepth = SavedDepth;
 }
 
+/// The kernel's part of the reductions: a `__global` parameter for each
+/// one's partial results (one per work-group; a bool's as a uchar, which
+/// OpenCL C lets a buffer hold), appended to Params; the work-item's
+/// accumulator, set to the operator's identity, and the work-group's
+/// `__local` copies (at the kernel's scope, as OpenCL C wants them), in
+/// Decls; Statements wrapped in `do { ... } while (0)` when the body's
+/// `continue` must reach the reduction. Returns the statements after the
+/// body: each work-item stores its accumulator, and work-item 0 combines
+/// the group's in work-item order, as fpm's runtime combines partial
+/// results (so that a run gives the same bits every time), and stores the
+/// group's at get_group_id(0). fpm's work-groups have at most 64
+/// work-items (fpm.h, FPM_ARG_REDUCTION).
+std::string KernelPrinter::reductionCode(std::string &Params,
+                                         std::string &Decls,
+                                         std::string &Statements) {
+  if (Request.Reductions.empty())
+    return "";
+  std::string Stores, Combine, Partials;
+  for (const KernelReduction &R : Request.Reductions) {
+    if (R.Type->isSpecificBuiltinType(BuiltinType::LongDouble))
+      refuse(R.Loc, "its reduction variable '" + R.Name +
+                        "' is a long double, which OpenCL C does not have");
+    std::string T = type(R.Type.getUnqualifiedType(), R.Loc);
+    std::string Stored = T == "bool" ? "uchar" : T;
+    std::string Name = isReservedInOpenCl(R.Name) ? R.Name + "_" : R.Name;
+    std::string Group = "fpm_group_" + Name, Partial = "fpm_partial_" + Name;
+    Params += ", __global " + Stored + " *" + Partial;
+    static const llvm::StringMap<std::pair<const char *, const char *>> Limits =
+        {{"char", {"CHAR_MIN", "CHAR_MAX"}},
+         {"uchar", {"0", "UCHAR_MAX"}},
+         {"short", {"SHRT_MIN", "SHRT_MAX"}},
+         {"ushort", {"0", "USHRT_MAX"}},
+         {"int", {"INT_MIN", "INT_MAX"}},
+         {"uint", {"0", "UINT_MAX"}},
+         {"long", {"LONG_MIN", "LONG_MAX"}},
+         {"ulong", {"0", "ULONG_MAX"}},
+         {"bool", {"false", "true"}},
+         {"float", {"-INFINITY", "INFINITY"}},
+         {"double", {"-INFINITY", "INFINITY"}}};
+    std::string Identity;
+    std::string B = Group + "[fpm_j]";
+    std::string Combined;
+    switch (R.Op) {
+    case ReductionOp::Add:
+      Identity = "0";
+      Combined = Name + " + " + B;
+      break;
+    case ReductionOp::Mul:
+      Identity = "1";
+      Combined = Name + " * " + B;
+      break;
+    case ReductionOp::Min:
+      Identity = Limits.lookup(T).second;
+      Combined = B + " < " + Name + " ? " + B + " : " + Name;
+      break;
+    case ReductionOp::Max:
+      Identity = Limits.lookup(T).first;
+      Combined = Name + " < " + B + " ? " + B + " : " + Name;
+      break;
+    case ReductionOp::BitAnd:
+      Identity = T == "bool" ? "true" : "(" + T + ")~0";
+      Combined = Name + " & " + B;
+      break;
+    case ReductionOp::BitOr:
+      Identity = "0";
+      Combined = Name + " | " + B;
+      break;
+    case ReductionOp::BitXor:
+      Identity = "0";
+      Combined = Name + " ^ " + B;
+      break;
+    case ReductionOp::And:
+      Identity = "1";
+      Combined = Name + " && " + B;
+      break;
+    case ReductionOp::Or:
+      Identity = "0";
+      Combined = Name + " || " + B;
+      break;
+    }
+    Decls += "  __local " + Stored + " " + Group + "[64];\n";
+    Decls += "  " + T + " " + Name + " = " + Identity + "; /* reduction(" +
+             reductionOpSpelling(R.Op) + ": " + R.Name + ") */\n";
+    Stores += "  " + Group + "[fpm_l] = " + Name + ";\n";
+    Combine += "      " + Name + " = " + Combined + ";\n";
+    Partials += "    " + Partial + "[get_group_id(0)] = " + Name + ";\n";
+  }
+  if (ContinuesBody) {
+    // The body one level in: its `continue` leaves the do-while.
+    std::string Inner = "  do {\n";
+    for (StringRef Line : llvm::split(StringRef(Statements).rtrim('\n'), '\n'))
+      Inner += (Line.empty() ? "" : "  ") + Line.str() + "\n";
+    Statements = Inner + "  } while (0);\n";
+  }
+  return "  const size_t fpm_l = get_local_id(0);\n" + Stores +
+         "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+         "  if (fpm_l == 0) {\n"
+         "    for (size_t fpm_j = 1; fpm_j < get_local_size(0); ++fpm_j) {\n" +
+         Combine + "    }\n" + Partials + "  }\n";
+}
+
 GeneratedKernel KernelPrinter::run() {
   const VarDecl *Var = Request.Var;
   SourceLocation VarLoc = Var->getLocation();
@@ -998,6 +1117,15 @@ GeneratedKernel KernelPrinter::run() {
     Params += ", " + ExtentDecls[I];
     K.Params.push_back(ExtentParams[I]);
   }
+  std::string ReductionDecls;
+  std::string Reduce = reductionCode(Params, ReductionDecls, Statements);
+  for (size_t R = 0; R < Request.Reductions.size(); ++R) {
+    KernelParam P;
+    P.K = KernelParam::Kind::Reduction;
+    P.HostExpr = Request.Reductions[R].Name;
+    P.Reduction = R;
+    K.Params.push_back(P);
+  }
 
   // Private variables declared outside the loop: each work-item's own.
   llvm::StringSet<> Declared;
@@ -1008,11 +1136,17 @@ GeneratedKernel KernelPrinter::run() {
       if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
           VD && VD != Var && !isInsideLoop(VD) &&
           llvm::is_contained(Request.Private, VD->getName()) &&
-          Declared.insert(VD->getName()).second)
+          Declared.insert(VD->getName()).second) {
+        if (VD->getType()->isVariablyModifiedType())
+          refuse(VD->getLocation(),
+                 "the private array '" + VD->getName() +
+                     "' has a variable size; a work-item's private memory "
+                     "needs a constant one");
         PrivateDecls += "  " +
                         declarator(VD->getType().getUnqualifiedType(),
                                    kernelName(VD), VD->getLocation()) +
                         ";\n";
+      }
     for (const Stmt *Child : S->children())
       FindPrivate(Child);
   };
@@ -1029,7 +1163,8 @@ GeneratedKernel KernelPrinter::run() {
   OS << "__kernel void " << K.Name << "(" << Params << ") {\n";
   OS << "  const " << VarType << " " << kernelName(Var) << " = (" << VarType
      << ")((ulong)fpm_lower + (ulong)get_global_id(0) * (ulong)fpm_step);\n";
-  OS << BoolDecls << PrivateDecls << Statements << "}\n";
+  OS << BoolDecls << PrivateDecls << ReductionDecls << Statements << Reduce
+     << "}\n";
   K.Source = std::move(Source);
   return K;
 }

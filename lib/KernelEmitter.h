@@ -22,6 +22,9 @@
 #ifndef FPM_LIB_KERNELEMITTER_H
 #define FPM_LIB_KERNELEMITTER_H
 
+#include "PragmaParser.h"
+
+#include "clang/AST/Type.h"
 #include "clang/Basic/SourceLocation.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -50,11 +53,14 @@ struct ClauseArray {
 /// One parameter of a generated kernel and what the host passes for it.
 struct KernelParam {
   enum class Kind {
-    Lower,  ///< the loop variable's value at iteration 0
-    Step,   ///< the step, as int64_t
-    Scalar, ///< a variable of the host, by value: HostExpr names it
-    Array,  ///< the fpm_arg of data section Section
-    Extent  ///< an array's variable extent: HostExpr computes it (int64_t)
+    Lower,    ///< the loop variable's value at iteration 0
+    Step,     ///< the step, as int64_t
+    Scalar,   ///< a variable of the host, by value: HostExpr names it
+    Array,    ///< the fpm_arg of data section Section
+    Extent,   ///< an array's variable extent: HostExpr computes it (int64_t)
+    Reduction ///< reduction Reduction's partial results (FPM_ARG_REDUCTION):
+              ///< a `__global` pointer to one per work-group; HostExpr
+              ///< names the variable
   };
   Kind K = Kind::Scalar;
   /// Scalar: the host's variable; Extent: the expression the host computes.
@@ -72,6 +78,8 @@ struct KernelParam {
   /// elements an iteration leaves unwritten come back unchanged (decided by
   /// Offload, not by the emitter).
   bool CopyIn = false;
+  /// Reduction: the variable's index in the loop's reduction clause.
+  unsigned Reduction = 0;
 };
 
 /// A kernel to run the loop on OpenCL devices: its source, its name, its
@@ -92,6 +100,20 @@ struct OffloadRefusal {
   std::string Reason;
 };
 
+/// A variable of the loop's reduction clause, as the kernel sees it: each
+/// work-item accumulates into a private copy that starts at the operator's
+/// identity, and the work-group's copies are combined in work-item order
+/// into one partial result per work-group.
+struct KernelReduction {
+  std::string Name;
+  ReductionOp Op = ReductionOp::Add;
+  /// Its type, without references, in the concrete loop (a template's
+  /// instantiation).
+  clang::QualType Type;
+  /// Its name in the clause, for a refusal (a long double, say).
+  clang::SourceLocation Loc;
+};
+
 /// What the emitter needs to know of one loop.
 struct KernelRequest {
   /// The loop (in a function template, its one instantiation's).
@@ -102,6 +124,8 @@ struct KernelRequest {
   /// The names of variables declared outside the loop that each iteration
   /// has its own copy of (the private clause's, nested induction variables).
   llvm::ArrayRef<std::string> Private;
+  /// The reduction clause's variables, in its order.
+  llvm::ArrayRef<KernelReduction> Reductions;
   /// The kernel's name, and the suffix of the host's names (`_<k>`).
   std::string Name;
   std::string HostSuffix;

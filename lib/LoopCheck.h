@@ -4,10 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Private to LoopChecker.cpp and SectionChecks.cpp: the one walk of a loop's
-// body (LoopCheck) and what it records, which the DOALL checks
-// (LoopChecker.cpp) and the data-section checks (SectionChecks.cpp) both
-// read, and the small AST helpers they share.
+// Private to LoopChecker.cpp, SharingChecks.cpp, SectionChecks.cpp and
+// OutCover.cpp: the one walk of a loop's body (LoopCheck) and what it
+// records, which the DOALL checks (LoopChecker.cpp, and SharingChecks.cpp
+// for what iterations share), the data-section checks (SectionChecks.cpp)
+// and the proof that out sections are written whole (OutCover.cpp) read,
+// and the small AST helpers they share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +34,9 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
+#include <deque>
 #include <optional>
 
 namespace fpm::detail {
@@ -280,11 +284,28 @@ private:
                Ctx.getLangOpts())
         .str();
   }
-  void reportDependences();
   bool checkGotos();
   bool checkInvariant(const Expr *E, StringRef What);
   bool checkSections(StringRef Clause, ArrayRef<DataSection> Sections);
+  bool checkReductions(llvm::SmallVectorImpl<ReductionVar> &Reductions,
+                       llvm::SmallPtrSetImpl<const VarDecl *> &Named);
   std::optional<const ValueDecl *> visibleDecl(StringRef Name) const;
+  bool isDeclaredName(StringRef Name) const;
+
+  // What iterations share (SharingChecks.cpp): writes to shared scalars,
+  // arrays written at the same elements by every iteration, loop-carried
+  // dependences between an array's write and its reads.
+  bool checkSharedWrites(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  bool checkArrayRaces(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  void reportDependences();
+  std::optional<StringRef> reductionShape(const Expr *Target,
+                                          const VarDecl *VD) const;
+  /// What may differ from one iteration to the next (findIterationValues).
+  struct IterationValues;
+  void
+  findIterationValues(IterationValues &Values,
+                      const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  std::optional<IntPoly> dependencePoly(const Expr *Index, const Stmt *At);
 
   // The data clauses against the body's subscripts: what an OpenCL device
   // would miss (spec/pragma.md, "Offloading").
@@ -310,7 +331,10 @@ private:
   std::optional<int64_t> constantValue(const VarDecl *VD) const;
   bool isInvariant(const VarDecl *VD);
   bool onlyRead(const Stmt *Root, const VarDecl *VD) const;
+  bool onlyReadOrAssigned(const Stmt *Root, const VarDecl *VD,
+                          const Stmt *Skip = nullptr) const;
   const Stmt *parentOf(const Stmt *S) const;
+  void addParents(const Stmt *Root) const;
   const ForStmt *inductionLoop(const VarDecl *VD, const Stmt *Context) const;
   llvm::SmallVector<const Stmt *, 4> enclosingLoops(const Stmt *S) const;
   bool evaluatedEachTime(const Stmt *Body, const Stmt *E) const;
@@ -321,24 +345,89 @@ private:
   struct UnitRange {
     IntPoly First, Count;
   };
-  std::optional<UnitRange> unitRange(const ForStmt *L, const VarDecl *V);
+  struct CallFrame;
+  std::optional<UnitRange> unitRange(const ForStmt *L, const VarDecl *V,
+                                     const CallFrame *F = nullptr);
 
-  // Whether an iteration writes every element of an out section.
-  /// A `for` loop of the body around a write, and the values of its
-  /// variable.
+  // Whether an iteration writes every element of an out section
+  // (OutCover.cpp).
+  /// A `for` loop around a write (in the body or in a function it calls),
+  /// and the values of its variable.
   struct InnerRange {
     const ForStmt *Loop;
     const VarDecl *Var;
     UnitRange Range;
   };
+  /// A polynomial over the loop's own terms (its variable, invariants) and
+  /// the variables of the inner loops in Inner.
+  struct LoopPoly {
+    IntPoly P;
+    InnerLoops Inner;
+  };
+  /// A call the iteration makes, followed into the callee's body for its
+  /// writes to one out array: the callee's parameters as the call binds
+  /// them, in the loop's terms.
+  struct CallFrame {
+    /// The definition the call runs.
+    const FunctionDecl *Callee = nullptr;
+    /// The frame of the function that makes the call; null for the body.
+    const CallFrame *Caller = nullptr;
+    /// Calls from the body to here.
+    unsigned Depth = 1;
+    /// Why the call may not run on every iteration; empty if it does.
+    std::string NotEach;
+    /// The `for` loops around the call, at every level, innermost first.
+    llvm::SmallVector<InnerRange, 2> Ranges;
+    /// The integer parameters the callee only reads, and their arguments.
+    llvm::DenseMap<const VarDecl *, LoopPoly> Ints;
+    /// The pointer parameters the callee only reads whose argument points
+    /// into the array: its element there.
+    llvm::DenseMap<const VarDecl *, LoopPoly> Pointers;
+  };
+  /// A plain assignment `p[e] = ...` to an element of the array, in the
+  /// body (Frame null) or in a function it calls.
+  struct WriteSite {
+    const ArraySubscriptExpr *At;
+    const CallFrame *Frame;
+    /// The element p + e, from the array's element 0; nullopt if unknown.
+    std::optional<LoopPoly> Element;
+  };
+  /// The elements of a section one write site writes on every iteration:
+  /// [Start, Start + Length), counted from the section's lower bound, all
+  /// of them whenever Length > 0.
+  struct Piece {
+    IntPoly Start, Length;
+    /// `'y[i*n]'`, `'p[j]' in 'row'`: the assignment, for a remark.
+    std::string Where;
+  };
   OutCover coverSection(const DataSection &Section);
+  void collectWrites(const Stmt *Root, const CallFrame *F, const VarDecl *Array,
+                     std::deque<CallFrame> &Frames,
+                     llvm::SmallVectorImpl<WriteSite> &Sites);
+  void followCall(const CallExpr *Call, const CallFrame *F,
+                  const VarDecl *Array, std::deque<CallFrame> &Frames,
+                  llvm::SmallVectorImpl<WriteSite> &Sites);
+  bool mayRecurse(const FunctionDecl *Def) const;
+  std::optional<LoopPoly> pointerInto(const Expr *E, const CallFrame *F,
+                                      const VarDecl *Array,
+                                      const Stmt *Context);
+  std::optional<LoopPoly> framePoly(const Expr *E, const CallFrame *F,
+                                    const Stmt *Context);
+  std::optional<IntPoly> frameLeaf(const VarDecl *VD, const Stmt *Context,
+                                   const CallFrame *F, InnerLoops *Inner,
+                                   unsigned Depth);
+  bool runsToEnd(const FunctionDecl *Def) const;
   std::optional<std::string>
-  whyNotEachIteration(const Subscript &S,
-                      llvm::SmallVectorImpl<InnerRange> &Ranges);
-  std::optional<std::string> whyNotCovering(const Subscript &S,
-                                            ArrayRef<InnerRange> Ranges,
-                                            const IntPoly &Lower,
-                                            const IntPoly &Length);
+  whyNotEachRun(const Stmt *S, const CallFrame *F, const std::string &What,
+                llvm::SmallVectorImpl<InnerRange> &Ranges);
+  std::optional<Piece> pieceOf(const WriteSite &S, const std::string &Where,
+                               ArrayRef<InnerRange> Ranges,
+                               const IntPoly &Lower, std::string &Why);
+  static std::optional<LoopPoly> sumOf(LoopPoly A, const LoopPoly &B,
+                                       bool Negate = false);
+  static bool chains(ArrayRef<Piece> Pieces, const IntPoly &From,
+                     const IntPoly &Length, llvm::SmallVectorImpl<bool> &Used,
+                     unsigned &Budget);
 
   ASTContext &Ctx;
   SourceManager &SM;
@@ -359,8 +448,10 @@ private:
   llvm::SmallVector<const GotoStmt *, 2> Gotos;
   /// isInvariant's answers.
   llvm::DenseMap<const VarDecl *, bool> Invariant;
-  /// parentOf's map, built on first use.
+  /// parentOf's map: the function's body, built on first use, and the
+  /// bodies of the functions coverOut follows (ParentRoots).
   mutable llvm::DenseMap<const Stmt *, const Stmt *> Parents;
+  mutable llvm::SmallPtrSet<const Stmt *, 4> ParentRoots;
 };
 
 } // namespace fpm::detail

@@ -6,6 +6,9 @@
 
 #include "LoopCheck.h"
 
+#include "clang/AST/DeclTemplate.h"
+#include "clang/Basic/CharInfo.h"
+
 using namespace clang;
 
 namespace fpm::detail {
@@ -116,13 +119,42 @@ bool LoopCheck::checkHeader(CanonicalLoop &Loop) {
         << Var->getName();
     return false;
   }
-  if (Loop.Step && !Loop.Step->isValueDependent()) {
+  // The step's sign, when it is known at compile time.
+  std::optional<bool> StepUp;
+  if (!Loop.Step) {
+    StepUp = !Loop.StepNegated;
+  } else if (!Loop.Step->isValueDependent()) {
+    // The step as written, as the rewritten loop uses it: in `u += -1` on
+    // an unsigned u, Clang converts the -1 to UINT_MAX, but the step is -1.
     Expr::EvalResult R;
-    if (Loop.Step->EvaluateAsInt(R, Ctx) && R.Val.getInt().isZero()) {
-      report(Diags, Loop.Step->getBeginLoc(), Level::Error,
-             "loop not in canonical form: its step must not be zero");
-      return false;
+    if (Loop.Step->IgnoreImpCasts()->EvaluateAsInt(R, Ctx)) {
+      const llvm::APSInt &Value = R.Val.getInt();
+      if (Value.isZero()) {
+        report(Diags, Loop.Step->getBeginLoc(), Level::Error,
+               "loop not in canonical form: its step must not be zero");
+        return false;
+      }
+      StepUp = Value.isNegative() == Loop.StepNegated;
     }
+  }
+  // A step away from the bound: the loop runs no iteration, or never ends,
+  // or (an unsigned variable) wraps around past zero and stops there, as
+  // `for (unsigned u = 20; u < 1000u; --u)` does after 21. None of these is
+  // a split the runtime can make; refused as OpenMP compilers refuse it.
+  bool WantsUp =
+      Loop.Compare == LoopCompare::LT || Loop.Compare == LoopCompare::LE;
+  bool WantsDown =
+      Loop.Compare == LoopCompare::GT || Loop.Compare == LoopCompare::GE;
+  if (StepUp && ((WantsUp && !*StepUp) || (WantsDown && *StepUp))) {
+    report(Diags, Loop.Step ? Loop.Step->getBeginLoc() : Inc->getBeginLoc(),
+           Level::Error,
+           "loop not in canonical form: its increment must make '%0' %1 on "
+           "each iteration")
+        << Var->getName() << (WantsUp ? "increase" : "decrease");
+    report(Diags, Cond->IgnoreParenImpCasts()->getExprLoc(), Level::Note,
+           "the step must be %0 because of this test")
+        << (WantsUp ? "positive" : "negative");
+    return false;
   }
   return true;
 }
@@ -323,33 +355,6 @@ bool LoopCheck::checkInvariant(const Expr *E, StringRef What) {
   return true;
 }
 
-void LoopCheck::reportDependences() {
-  llvm::DenseSet<const Expr *> Warned;
-  for (const Subscript &W : Subscripts) {
-    if (!W.IsWrite)
-      continue;
-    for (const Subscript &R : Subscripts) {
-      if (R.IsWrite || R.Root != W.Root ||
-          R.Indices.size() != W.Indices.size() || Warned.count(R.At))
-        continue;
-      for (size_t P = 0; P < W.Indices.size(); ++P) {
-        auto WO = loopOffset(Ctx, W.Indices[P], Var);
-        auto RO = loopOffset(Ctx, R.Indices[P], Var);
-        if (WO && RO && *WO == 0 && *RO != 0) {
-          report(Diags, R.At->getExprLoc(), Level::Warning,
-                 "'%0' is written at '%1' and read at '%2' in the partitioned "
-                 "loop: likely a loop-carried dependence")
-              << W.Root->getName() << text(W.At) << text(R.At);
-          report(Diags, W.At->getExprLoc(), Level::Note, "'%0' is written here")
-              << text(W.At);
-          Warned.insert(R.At);
-          break;
-        }
-      }
-    }
-  }
-}
-
 /// What Name means at the loop, found as the compiler would: the variable
 /// the body uses by that name; else a declaration of an enclosing block
 /// before the loop, a parameter, a member or a global. nullptr if it might
@@ -412,11 +417,108 @@ std::optional<const ValueDecl *> LoopCheck::visibleDecl(StringRef Name) const {
   return std::nullopt;
 }
 
-/// The in, out and inout clauses name arrays or pointers the loop can see.
+/// Whether Name means something at the loop for the compiler: a keyword, a
+/// macro, a variable the loop sees (visibleDecl), a function, type,
+/// enumerator or namespace of an enclosing scope, a template parameter, or
+/// anything the function declares.
+bool LoopCheck::isDeclaredName(StringRef Name) const {
+  IdentifierInfo &II = Ctx.Idents.get(Name);
+  if (II.isKeyword(Ctx.getLangOpts()) || II.hadMacroDefinition() ||
+      II.getBuiltinID())
+    return true;
+  if (std::optional<const ValueDecl *> D = visibleDecl(Name)) {
+    if (*D)
+      return true;
+    // Maybe a member of a base class, if there is one.
+    for (const DeclContext *DC = Fn.getDeclContext(); DC; DC = DC->getParent())
+      if (const auto *RD = dyn_cast<CXXRecordDecl>(DC);
+          RD && (!RD->hasDefinition() || RD->getNumBases() > 0))
+        return true;
+  }
+  DeclarationName DN(&II);
+  auto HasParam = [&](const TemplateParameterList *Params) {
+    return Params && llvm::any_of(*Params, [&](const NamedDecl *P) {
+             return P->getIdentifier() == &II;
+           });
+  };
+  for (const DeclContext *DC = &Fn; DC; DC = DC->getParent()) {
+    if (const auto *FD = dyn_cast<FunctionDecl>(DC)) {
+      if (const FunctionTemplateDecl *T = FD->getDescribedFunctionTemplate();
+          T && HasParam(T->getTemplateParameters()))
+        return true;
+    } else if (const auto *RD = dyn_cast<CXXRecordDecl>(DC)) {
+      if (const ClassTemplateDecl *T = RD->getDescribedClassTemplate();
+          T && HasParam(T->getTemplateParameters()))
+        return true;
+      if (const auto *P = dyn_cast<ClassTemplatePartialSpecializationDecl>(RD);
+          P && HasParam(P->getTemplateParameters()))
+        return true;
+    }
+    if (!DC->isFunctionOrMethod() && !DC->isTransparentContext() &&
+        !DC->lookup(DN).empty())
+      return true;
+  }
+  // What the function declares in its body: local types, enumerators,
+  // functions.
+  llvm::SmallVector<const Stmt *, 64> Work{Fn.getBody()};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *DS = dyn_cast<DeclStmt>(S))
+      for (const Decl *D : DS->decls()) {
+        if (const auto *ND = dyn_cast<NamedDecl>(D);
+            ND && ND->getIdentifier() == &II)
+          return true;
+        if (const auto *ED = dyn_cast<EnumDecl>(D))
+          for (const EnumConstantDecl *E : ED->enumerators())
+            if (E->getIdentifier() == &II)
+              return true;
+      }
+    llvm::append_range(Work, S->children());
+  }
+  return false;
+}
+
+/// The in, out and inout clauses name arrays or pointers the loop can see,
+/// and their bounds names the compiler knows there.
 bool LoopCheck::checkSections(StringRef Clause,
                               ArrayRef<DataSection> Sections) {
   bool SectionsOk = true;
   for (const DataSection &Section : Sections) {
+    // A name in the bounds that means nothing at the loop: an error here
+    // rather than the compiler's in the rewritten file.
+    for (StringRef Name : llvm::ArrayRef(Section.Names).drop_front()) {
+      if (Name == Var->getName() || isDeclaredName(Name))
+        continue;
+      // Where it is: its first occurrence as a whole word, not after '::'.
+      StringRef Text = Section.Text;
+      size_t At = StringRef::npos;
+      for (size_t From = 0; (From = Text.find(Name, From)) != StringRef::npos;
+           ++From) {
+        auto IsId = [](char C) { return isAsciiIdentifierContinue(C); };
+        if ((From > 0 && IsId(Text[From - 1])) ||
+            (From + Name.size() < Text.size() &&
+             IsId(Text[From + Name.size()])))
+          continue;
+        if (Text.substr(0, From).rtrim().ends_with("::"))
+          break; // a qualified name: left to the compiler
+        At = From;
+        break;
+      }
+      if (At == StringRef::npos)
+        continue;
+      SourceLocation Loc = Section.Loc.getLocWithOffset(At);
+      bool Invalid = false;
+      const char *Data = SM.getCharacterData(Loc, &Invalid);
+      if (Invalid || !StringRef(Data).starts_with(Name))
+        Loc = Section.Loc; // the section spans lines
+      report(Diags, Loc, Level::Error,
+             "use of undeclared identifier '%0' in the section '%1' of "
+             "'%2(...)'")
+          << Name << Section.Text << Clause;
+      SectionsOk = false;
+    }
     if (Section.ArrayIsMacro)
       continue;
     std::optional<const ValueDecl *> D = visibleDecl(Section.Array);
@@ -472,6 +574,14 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
       return A.Var->getName() == Name.Name && isOutsideLoop(A.Var);
     });
     if (Use == Accesses.end()) {
+      if (!visibleDecl(Name.Name)) {
+        report(Diags, Name.Loc, Level::Error,
+               "unknown variable '%0' in 'private(...)': it names no variable "
+               "visible at the loop")
+            << Name.Name;
+        Ok = false;
+        continue;
+      }
       report(Diags, Name.Loc, Level::Warning,
              "private variable '%0' is not used in the loop")
           << Name.Name;
@@ -491,35 +601,37 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   Ok &= checkSections("in", Pragma.In);
   Ok &= checkSections("out", Pragma.Out);
   Ok &= checkSections("inout", Pragma.InOut);
+  // Reduction variables: written by the body, each chunk into its own
+  // accumulator; neither shared nor private (not even as a nested loop's
+  // induction variable).
+  llvm::SmallVector<ReductionVar, 2> Reductions;
+  llvm::SmallPtrSet<const VarDecl *, 2> Reduced;
+  Ok &= checkReductions(Reductions, Reduced);
+  for (const ReductionVar &R : Reductions)
+    Private.remove(R.Var);
 
-  // Writes: never to the loop variable, to an outside scalar only if private.
-  llvm::DenseSet<const VarDecl *> Reported;
-  for (const Access &A : Accesses) {
-    if (!A.Writes || Reported.count(A.Var))
-      continue;
-    if (A.Var == Var) {
-      report(Diags, A.At->getExprLoc(), Level::Error,
-             "the loop variable '%0' is written in the body of the "
-             "partitioned loop")
-          << Var->getName();
-      Reported.insert(A.Var);
-      Ok = false;
+  // Writes: never to the loop variable, to an outside scalar only if
+  // private, to an outside array at elements of the iteration's own.
+  // A reduction variable may be written (the clause names it, valid or
+  // not: an error at the clause is enough).
+  llvm::SmallSetVector<const VarDecl *, 4> Writable = Private;
+  for (const VarDecl *VD : Reduced)
+    Writable.insert(VD);
+  Ok &= checkSharedWrites(Writable);
+  Ok &= checkArrayRaces(Private);
+
+  // A private variable read before it is written; an array, its elements.
+  for (const VarDecl *VD : Private) {
+    if (VD->getType()->isArrayType()) {
+      auto First = llvm::find_if(
+          Subscripts, [&](const Subscript &S) { return S.Root == VD; });
+      if (First != Subscripts.end() && (!First->IsWrite || First->AlsoReads))
+        report(Diags, First->At->getExprLoc(), Level::Warning,
+               "private array '%0' may be read before it is written in an "
+               "iteration")
+            << VD->getName();
       continue;
     }
-    if (!isOutsideLoop(A.Var) || Private.count(A.Var) ||
-        A.Var->getType()->isArrayType())
-      continue;
-    report(Diags, A.At->getExprLoc(), Level::Error,
-           "'%0' is declared outside the partitioned loop and written in it: "
-           "a loop-carried dependence or a race (list it in 'private(...)' if "
-           "each iteration assigns it before reading it)")
-        << A.Var->getName();
-    Reported.insert(A.Var);
-    Ok = false;
-  }
-
-  // A private variable read before it is written.
-  for (const VarDecl *VD : Private) {
     auto First =
         llvm::find_if(Accesses, [&](const Access &A) { return A.Var == VD; });
     if (First != Accesses.end() && First->Reads)
@@ -536,8 +648,9 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   Vars.Private.assign(Private.begin(), Private.end());
   llvm::SmallSetVector<const VarDecl *, 8> Shared;
   for (const Access &A : Accesses)
-    if (A.Var != Var && !Private.count(A.Var) && isOutsideLoop(A.Var) &&
-        A.Var->isLocalVarDeclOrParm() && !A.Var->isLocalExternDecl())
+    if (A.Var != Var && !Private.count(A.Var) && !Reduced.count(A.Var) &&
+        isOutsideLoop(A.Var) && A.Var->isLocalVarDeclOrParm() &&
+        !A.Var->isLocalExternDecl())
       Shared.insert(A.Var);
   Vars.Shared.assign(Shared.begin(), Shared.end());
 
@@ -551,6 +664,7 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
               !VD->isLocalExternDecl())
             ClauseVars.insert(VD);
   Vars.ClauseVars.assign(ClauseVars.begin(), ClauseVars.end());
+  Vars.Reductions.assign(Reductions.begin(), Reductions.end());
   return true;
 }
 

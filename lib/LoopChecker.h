@@ -7,8 +7,11 @@
 // Checks the `for` statement a `#pragma fpm partition` stands before against
 // the spec (spec/pragma.md, "The loop", "Variables", "What the rewriter
 // refuses"): canonical form, no way out of the body, no write to the loop
-// variable, no write to a shared scalar; warns about likely loop-carried
-// dependences and private variables read before written, and, where it can
+// variable, no write to a shared scalar (a reduction's shape suggests
+// reduction(...)), no array written at the same elements by every
+// iteration unless private, no name in the private and data clauses that
+// means nothing at the loop; warns about likely loop-carried dependences
+// and private variables read before written, and, where it can
 // prove them, about what an OpenCL device would miss of the data clauses: a
 // subscript outside its array's section, and an array declared only `out`
 // that the body reads before it writes it. What it learns (the loop's parts
@@ -30,6 +33,7 @@
 namespace clang {
 class ASTContext;
 class Expr;
+class QualType;
 class ForStmt;
 class FunctionDecl;
 class VarDecl;
@@ -56,6 +60,26 @@ struct CanonicalLoop {
   bool StepNegated = false;
 };
 
+/// A variable of the reduction clause, checked: declared outside the loop,
+/// a scalar of an arithmetic type (a reference to one in C++), neither
+/// const nor volatile; bitwise operators on integer types only.
+struct ReductionVar {
+  ReductionOp Op = ReductionOp::Add;
+  const clang::VarDecl *Var = nullptr;
+  /// Its name in the clause.
+  clang::SourceLocation Loc;
+  /// fpm.h's enum fpm_scalar_type of its type, "FPM_TYPE_DOUBLE"; empty
+  /// when the type depends on a template parameter (fpm::scalarType<T>()
+  /// finds it in each instantiation).
+  std::string ScalarType;
+};
+
+/// fpm.h's `enum fpm_scalar_type` enumerator of T ("FPM_TYPE_INT32"), a
+/// type without references; nullptr for a type that is not one of them (a
+/// pointer, an enum, a struct, `__int128`, `_Float16`, ...).
+const char *scalarTypeEnumerator(const clang::ASTContext &Ctx,
+                                 clang::QualType T);
+
 /// How the body shares the variables it names that are declared outside the
 /// loop.
 struct LoopVariables {
@@ -70,6 +94,9 @@ struct LoopVariables {
   /// another partitioned loop evaluates its sections in the outer one's
   /// outlined body, which must declare them.
   llvm::SmallVector<const clang::VarDecl *, 4> ClauseVars;
+  /// The reduction clause's variables, in the clause's order (the order of
+  /// the partial results the runtime passes): neither Shared nor Private.
+  llvm::SmallVector<ReductionVar, 2> Reductions;
 };
 
 /// Checks For, which Pragma stands before, in Fn. Reports every violation as
@@ -83,9 +110,10 @@ bool checkLoop(clang::ASTContext &Ctx, const PartitionPragma &Pragma,
 /// Whether each iteration of a loop writes every element of one section of
 /// its out clause.
 struct OutCover {
-  /// Proven: a plain assignment to the array runs on every iteration, and
-  /// the indices it writes there, over the ranges of the `for` loops around
-  /// it, are exactly the iteration's section.
+  /// Proven: the plain assignments to the array that run on every
+  /// iteration, in the body or in the functions it calls, write, over the
+  /// ranges of the `for` loops around them, ranges of elements that
+  /// together are all of the iteration's section.
   bool Whole = false;
   /// Otherwise why fpm cannot prove it, for a remark: "the assignment to
   /// 'y[i]' is conditional".

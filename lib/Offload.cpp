@@ -73,6 +73,31 @@ ConcreteLoop concreteLoop(const LoopModel &L, std::string &Why) {
   return {};
 }
 
+/// V, a variable declared outside the loop, as C's function sees it: in a
+/// template's instantiation, its copy of the template's local or parameter,
+/// found by its location (an instantiation keeps the template's); V itself
+/// when V is not in a template. Null if there is no copy.
+const VarDecl *concreteVar(const ConcreteLoop &C, const VarDecl *V) {
+  if (!V->isLocalVarDeclOrParm() || !V->getDeclContext()->isDependentContext())
+    return V;
+  for (const ParmVarDecl *P : C.Fn->parameters())
+    if (P->getLocation() == V->getLocation())
+      return P;
+  llvm::SmallVector<const Stmt *, 32> Work{C.Fn->getBody()};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *DS = dyn_cast<DeclStmt>(S))
+      for (const Decl *D : DS->decls())
+        if (const auto *VD = dyn_cast<VarDecl>(D);
+            VD && VD->getLocation() == V->getLocation())
+          return VD;
+    llvm::append_range(Work, S->children());
+  }
+  return nullptr;
+}
+
 /// A device copies an `out` section back whole, without copying it in: the
 /// kernel gets each array of an out section of one dimension that the body
 /// may write only in part as INOUT instead (one of several dimensions is
@@ -146,6 +171,12 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
       Arrays.push_back({Section.Array, Index++, Written});
     }
 
+  for (const ReductionVar &R : L.Vars.Reductions)
+    if (R.ScalarType == "FPM_TYPE_LONG_DOUBLE")
+      return Refuse(R.Loc, "its reduction variable '" + R.Var->getName().str() +
+                               "' is a long double, which OpenCL C does not "
+                               "have");
+
   if (!P.KernelName.empty()) {
     // The user's kernel: its parameters are the clause's arguments.
     GeneratedKernel Kernel;
@@ -155,8 +186,17 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
     for (const KernelArgument &Arg : P.KernelArgs) {
       auto Array = llvm::find_if(
           Arrays, [&](const ClauseArray &A) { return A.Name == Arg.Text; });
+      auto Reduction =
+          llvm::find_if(L.Vars.Reductions, [&](const ReductionVar &R) {
+            return R.Var->getName() == Arg.Text;
+          });
       KernelParam Param;
-      if (Array != Arrays.end()) {
+      if (Reduction != L.Vars.Reductions.end()) {
+        // Its partial results: one per work-group (FPM_ARG_REDUCTION).
+        Param.K = KernelParam::Kind::Reduction;
+        Param.HostExpr = Arg.Text;
+        Param.Reduction = Reduction - L.Vars.Reductions.begin();
+      } else if (Array != Arrays.end()) {
         Param.K = KernelParam::Kind::Array;
         Param.Section = Array->Index;
       } else {
@@ -183,11 +223,22 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
   llvm::SmallVector<std::string, 4> Private;
   for (const VarDecl *VD : L.Vars.Private)
     Private.push_back(VD->getName().str());
+  llvm::SmallVector<KernelReduction, 2> Reductions;
+  for (const ReductionVar &R : L.Vars.Reductions) {
+    const VarDecl *VD = concreteVar(Concrete, R.Var);
+    if (!VD)
+      return Refuse(R.Loc, "fpm cannot find the reduction variable '" +
+                               R.Var->getName().str() +
+                               "' in the template's instantiation");
+    Reductions.push_back({R.Var->getName().str(), R.Op,
+                          VD->getType().getNonReferenceType(), R.Loc});
+  }
   KernelRequest Request;
   Request.For = Concrete.For;
   Request.Var = Concrete.Var;
   Request.Arrays = Arrays;
   Request.Private = Private;
+  Request.Reductions = Reductions;
   Request.Name = "fpm_kernel_" + std::to_string(L.Index);
   std::variant<GeneratedKernel, OffloadRefusal> Result =
       generateKernel(Ctx, Request);

@@ -6,11 +6,15 @@
 //
 // One parser per clause, each with the Clang-style errors of its malformed
 // forms, and the reading of kernel(...)'s file: the clause grammar of
-// spec/pragma.md in one place, a little over 600 lines.
+// spec/pragma.md in one place, a little over 600 lines. The schedules and
+// the rule of their argument are the runtime's: fpm/schedules.def and
+// readScheduleArgument() (fpm/schedules.hpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "PragmaParser.h"
+
+#include "fpm/schedules.hpp"
 
 #include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
@@ -23,6 +27,11 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/VirtualFileSystem.h"
+
+#include <optional>
+
+#include <optional>
 
 using namespace clang;
 
@@ -60,6 +69,34 @@ std::string unsplice(StringRef S) {
   return StringRef(Out).trim().str();
 }
 
+/// A schedule the pragma may name: a line of fpm/schedules.def.
+struct PragmaSchedule {
+  /// The table's name; the pragma writes it with '_' for '-'.
+  std::string_view Name;
+  ScheduleArgument Argument;
+};
+
+constexpr PragmaSchedule PragmaSchedules[] = {
+#define FPM_SCHEDULE(Name, Kind, Argument, Summary)                            \
+  PragmaSchedule{Name, ScheduleArgument::Argument},
+#include "fpm/schedules.def"
+};
+
+const PragmaSchedule *findPragmaSchedule(StringRef Name) {
+  for (const PragmaSchedule &Schedule : PragmaSchedules)
+    if (pragmaSpelling(Schedule.Name) == Name)
+      return &Schedule;
+  return nullptr;
+}
+
+/// "equal, cpm, ..., auto", for the error at an unknown schedule.
+std::string knownPragmaSchedules() {
+  std::string Known;
+  for (const PragmaSchedule &Schedule : PragmaSchedules)
+    Known += (Known.empty() ? "" : ", ") + pragmaSpelling(Schedule.Name);
+  return Known;
+}
+
 /// Parses the clause list of one pragma, reporting as it goes.
 class ClauseParser {
 public:
@@ -89,6 +126,8 @@ private:
                      llvm::SmallVectorImpl<DataSection> &Sections);
   bool parsePrivate(ArrayRef<Token> Args, SourceLocation Close);
   bool parseKernel(ArrayRef<Token> Args, SourceLocation Close);
+  bool parseReduction(ArrayRef<Token> Args, SourceLocation Close);
+  bool checkReductionNames();
 
   bool isPositiveInteger(const Token &Tok) const {
     uint64_t Value;
@@ -117,12 +156,14 @@ bool ClauseParser::parse() {
     bool Known = llvm::StringSwitch<bool>(Name)
                      .Cases("name", "schedule", "devices", "grain", true)
                      .Cases("in", "out", "inout", "private", "kernel", true)
+                     .Case("reduction", true)
                      .Default(false);
     if (!Known) {
       if (Name.empty())
         report(Diags, Clause.getLocation(), Level::Error,
                "expected a clause of '#pragma fpm partition' (name, schedule, "
-               "devices, grain, in, out, inout, private or kernel)");
+               "devices, grain, in, out, inout, private, reduction or "
+               "kernel)");
       else
         report(Diags, Clause.getLocation(), Level::Error,
                "unknown clause '%0' in '#pragma fpm partition'")
@@ -183,11 +224,13 @@ bool ClauseParser::parse() {
       ClauseOk = parseSections(Clause, Args, Close, Pragma.InOut);
     else if (Name == "private")
       ClauseOk = parsePrivate(Args, Close);
+    else if (Name == "reduction")
+      ClauseOk = parseReduction(Args, Close);
     else
       ClauseOk = parseKernel(Args, Close);
     Ok &= ClauseOk;
   }
-  return Ok;
+  return Ok && checkReductionNames();
 }
 
 bool ClauseParser::parseName(ArrayRef<Token> Args, SourceLocation Close) {
@@ -228,25 +271,19 @@ bool ClauseParser::parseSchedule(ArrayRef<Token> Args, SourceLocation Close) {
     return false;
   }
   StringRef Kind = identifierOf(Args[0]);
-  enum ArgKind { None, Optional, Css };
-  std::optional<ArgKind> Takes =
-      llvm::StringSwitch<std::optional<ArgKind>>(Kind)
-          .Cases("equal", "cpm", "geometric", "numerical", None)
-          .Cases("hpopta", "optimal", "wdah_heuristic", "pss", "auto", None)
-          .Cases("wdah", "gss", "fss", "tss", Optional)
-          .Case("css", Css)
-          .Default(std::nullopt);
-  if (!Takes) {
+  const PragmaSchedule *Schedule = findPragmaSchedule(Kind);
+  if (!Schedule) {
     report(Diags, Args[0].getLocation(), Level::Error,
-           "unknown schedule '%0' (known: equal, cpm, geometric, numerical, "
-           "hpopta, optimal, wdah, wdah_heuristic, pss, css, gss, fss, tss, "
-           "auto)")
-        << Kind;
+           "unknown schedule '%0' (known: %1)")
+        << Kind << knownPragmaSchedules();
     return false;
   }
+  // The argument's form is the spec's: `css(k)` when it is required,
+  // `gss, a` when it is optional. Its value is read by the runtime's rule.
   ArrayRef<Token> Rest = Args.drop_front();
-  switch (*Takes) {
-  case None:
+  ScheduleArgumentValue Value;
+  switch (Schedule->Argument) {
+  case ScheduleArgument::NoArgument:
     if (!Rest.empty()) {
       report(Diags, Rest[0].getLocation(), Level::Error,
              "schedule '%0' takes no argument")
@@ -255,33 +292,44 @@ bool ClauseParser::parseSchedule(ArrayRef<Token> Args, SourceLocation Close) {
     }
     Pragma.Schedule = Kind.str();
     return true;
-  case Css:
+  case ScheduleArgument::RequiredChunk:
     if (Rest.size() != 3 || Rest[0].isNot(tok::l_paren) ||
-        !isPositiveInteger(Rest[1]) || Rest[2].isNot(tok::r_paren)) {
+        Rest[1].isNot(tok::numeric_constant) || Rest[2].isNot(tok::r_paren) ||
+        !readScheduleArgument(Kind, Schedule->Argument, spelling(Rest[1]),
+                              Value)
+             .empty()) {
       report(Diags, Rest.empty() ? Close : Rest[0].getLocation(), Level::Error,
-             "schedule 'css' needs a positive chunk size: 'css(k)'");
-      return false;
-    }
-    Pragma.Schedule = "css(" + spelling(Rest[1]) + ")";
-    return true;
-  case Optional:
-    if (Rest.empty()) {
-      Pragma.Schedule = Kind.str();
-      return true;
-    }
-    if (Rest.size() != 2 || Rest[0].isNot(tok::comma) ||
-        Rest[1].isNot(tok::numeric_constant)) {
-      report(Diags,
-             Rest.size() >= 2 && Rest[0].is(tok::comma) ? Rest[1].getLocation()
-                                                        : Rest[0].getLocation(),
-             Level::Error, "expected '%0' or '%0, <number>' in 'schedule(...)'")
+             "schedule '%0' needs a positive chunk size: '%0(k)'")
           << Kind;
       return false;
     }
-    Pragma.Schedule = (Kind + ", " + spelling(Rest[1])).str();
+    Pragma.Schedule = (Kind + "(" + spelling(Rest[1]) + ")").str();
+    return true;
+  case ScheduleArgument::OptionalBacktrack:
+  case ScheduleArgument::OptionalAlpha:
+    break;
+  }
+  if (Rest.empty()) {
+    Pragma.Schedule = Kind.str();
     return true;
   }
-  return false;
+  if (Rest.size() != 2 || Rest[0].isNot(tok::comma) ||
+      Rest[1].isNot(tok::numeric_constant)) {
+    report(Diags,
+           Rest.size() >= 2 && Rest[0].is(tok::comma) ? Rest[1].getLocation()
+                                                      : Rest[0].getLocation(),
+           Level::Error, "expected '%0' or '%0, <number>' in 'schedule(...)'")
+        << Kind;
+    return false;
+  }
+  if (std::string Problem = readScheduleArgument(Kind, Schedule->Argument,
+                                                 spelling(Rest[1]), Value);
+      !Problem.empty()) {
+    report(Diags, Rest[1].getLocation(), Level::Error, "%0") << Problem;
+    return false;
+  }
+  Pragma.Schedule = (Kind + ", " + spelling(Rest[1])).str();
+  return true;
 }
 
 bool ClauseParser::parseDevices(ArrayRef<Token> Args, SourceLocation Close) {
@@ -511,11 +559,174 @@ bool ClauseParser::parseKernel(ArrayRef<Token> Args, SourceLocation Close) {
   return true;
 }
 
+/// `reduction(op: a, b, ...)`.
+bool ClauseParser::parseReduction(ArrayRef<Token> Args, SourceLocation Close) {
+  if (Args.empty()) {
+    report(Diags, Close, Level::Error,
+           "expected 'op: list' in 'reduction(...)', op one of +, *, min, "
+           "max, &, |, ^, && or ||");
+    return false;
+  }
+  const Token &OpTok = Args[0];
+  std::optional<ReductionOp> Op;
+  switch (OpTok.getKind()) {
+  case tok::plus:
+    Op = ReductionOp::Add;
+    break;
+  case tok::star:
+    Op = ReductionOp::Mul;
+    break;
+  case tok::amp:
+    Op = ReductionOp::BitAnd;
+    break;
+  case tok::pipe:
+    Op = ReductionOp::BitOr;
+    break;
+  case tok::caret:
+    Op = ReductionOp::BitXor;
+    break;
+  case tok::ampamp:
+    Op = ReductionOp::And;
+    break;
+  case tok::pipepipe:
+    Op = ReductionOp::Or;
+    break;
+  default:
+    if (identifierOf(OpTok) == "min")
+      Op = ReductionOp::Min;
+    else if (identifierOf(OpTok) == "max")
+      Op = ReductionOp::Max;
+    break;
+  }
+  if (!Op) {
+    report(Diags, OpTok.getLocation(), Level::Error,
+           "unknown reduction operator '%0' in 'reduction(op: list)' (known: "
+           "+, *, min, max, &, |, ^, &&, ||)")
+        << spelling(OpTok);
+    return false;
+  }
+  if (Args.size() < 2 || Args[1].isNot(tok::colon)) {
+    report(Diags, Args.size() < 2 ? Close : Args[1].getLocation(), Level::Error,
+           "expected ':' after the reduction operator '%0' in 'reduction(%0: "
+           "list)'")
+        << reductionOpSpelling(*Op);
+    return false;
+  }
+  ArrayRef<Token> List = Args.drop_front(2);
+  if (List.empty()) {
+    report(Diags, Close, Level::Error,
+           "expected a variable name in 'reduction(...)'");
+    return false;
+  }
+  for (size_t Pos = 0; Pos < List.size(); ++Pos) {
+    if (Pos % 2) {
+      if (List[Pos].isNot(tok::comma) || Pos + 1 == List.size()) {
+        report(Diags,
+               List[Pos].is(tok::comma) ? Close : List[Pos].getLocation(),
+               Level::Error,
+               "expected a comma-separated list of variable names in "
+               "'reduction(...)'");
+        return false;
+      }
+      continue;
+    }
+    StringRef Name = identifierOf(List[Pos]);
+    if (Name.empty()) {
+      report(Diags, List[Pos].getLocation(), Level::Error,
+             "expected a variable name in 'reduction(...)'");
+      return false;
+    }
+    if (llvm::any_of(Pragma.Reductions,
+                     [&](const ReductionName &R) { return R.Name == Name; })) {
+      report(Diags, List[Pos].getLocation(), Level::Error,
+             "'%0' is listed twice in 'reduction(...)'")
+          << Name;
+      return false;
+    }
+    Pragma.Reductions.push_back(
+        {*Op, Name.str(), List[Pos].getLocation(), OpTok.getLocation()});
+  }
+  return true;
+}
+
+/// A reduction variable is in no other clause that says how the loop
+/// shares a variable (private, in, out, inout); a hand-written kernel
+/// takes each one once among its arguments (its partial results, one per
+/// work-group).
+bool ClauseParser::checkReductionNames() {
+  bool Ok = true;
+  for (const ReductionName &R : Pragma.Reductions) {
+    auto Private = llvm::find_if(
+        Pragma.Private, [&](const PrivateName &P) { return P.Name == R.Name; });
+    if (Private != Pragma.Private.end()) {
+      report(Diags, R.Loc, Level::Error,
+             "'%0' is in both 'reduction(...)' and 'private(...)'")
+          << R.Name;
+      report(Diags, Private->Loc, Level::Note, "'%0' is private here")
+          << R.Name;
+      Ok = false;
+    }
+    for (auto [Clause, Sections] :
+         {std::pair<StringRef, const llvm::SmallVectorImpl<DataSection> *>{
+              "in", &Pragma.In},
+          {"out", &Pragma.Out},
+          {"inout", &Pragma.InOut}})
+      for (const DataSection &Section : *Sections)
+        if (Section.Array == R.Name) {
+          report(Diags, R.Loc, Level::Error,
+                 "'%0' is in both 'reduction(...)' and '%1(...)': a "
+                 "reduction variable is a scalar, a data clause names arrays")
+              << R.Name << Clause;
+          report(Diags, Section.Loc, Level::Note, "'%0' is in '%1(...)' here")
+              << R.Name << Clause;
+          Ok = false;
+        }
+    if (Pragma.KernelName.empty())
+      continue;
+    unsigned Passed = 0;
+    for (const KernelArgument &Arg : Pragma.KernelArgs)
+      Passed += Arg.Text == R.Name;
+    if (Passed != 1) {
+      report(Diags, Pragma.KernelNameLoc, Level::Error,
+             "the kernel '%0' takes the reduction variable '%1' %2 times "
+             "among its arguments; it must take it once (as a '__global' "
+             "pointer to one partial result per work-group)")
+          << Pragma.KernelName << R.Name << Passed;
+      report(Diags, R.Loc, Level::Note, "'%0' is a reduction variable here")
+          << R.Name;
+      Ok = false;
+    }
+  }
+  return Ok;
+}
+
 } // namespace
 
 bool parsePartitionClauses(Preprocessor &PP, ArrayRef<Token> Tokens,
                            SourceLocation EndLoc, PartitionPragma &Pragma) {
   return ClauseParser(PP, Tokens, EndLoc, Pragma).parse();
+}
+
+/// What a file that is not a regular one is, for messages, as the runtime's
+/// readRegularFile says it; none for a regular file.
+static std::optional<StringRef> irregularKind(llvm::sys::fs::file_type Type) {
+  using llvm::sys::fs::file_type;
+  switch (Type) {
+  case file_type::regular_file:
+    return std::nullopt;
+  case file_type::directory_file:
+    return StringRef("a directory");
+  case file_type::fifo_file:
+    return StringRef("a FIFO");
+  case file_type::character_file:
+    return StringRef("a character device");
+  case file_type::block_file:
+    return StringRef("a block device");
+  case file_type::socket_file:
+    return StringRef("a socket");
+  default:
+    return StringRef("not a file");
+  }
 }
 
 bool loadKernel(Preprocessor &PP, PartitionPragma &Pragma) {
@@ -542,6 +753,15 @@ bool loadKernel(Preprocessor &PP, PartitionPragma &Pragma) {
   llvm::Expected<FileEntryRef> Entry = FM.getFileRef(Path);
   if (!Entry)
     return CannotRead(llvm::toString(Entry.takeError()));
+  // Only a regular file (or a link to one): opening a FIFO would wait for a
+  // writer, and a device such as /dev/zero never ends. Looked at before it
+  // is opened.
+  llvm::ErrorOr<llvm::vfs::Status> Status =
+      FM.getVirtualFileSystem().status(Path);
+  if (!Status)
+    return CannotRead(Status.getError().message());
+  if (std::optional<StringRef> Kind = irregularKind(Status->getType()))
+    return CannotRead(("not a regular file (" + *Kind + ")").str());
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Buffer =
       FM.getBufferForFile(*Entry);
   if (!Buffer)

@@ -64,6 +64,44 @@ struct PrivateName {
   clang::SourceLocation Loc;
 };
 
+/// The operators of `reduction(op: list)`; the values are fpm.h's `enum
+/// fpm_reduction_op`.
+enum class ReductionOp {
+  Add = 0,    ///< +
+  Mul = 1,    ///< *
+  Min = 2,    ///< min
+  Max = 3,    ///< max
+  BitAnd = 4, ///< &
+  BitOr = 5,  ///< |
+  BitXor = 6, ///< ^
+  And = 7,    ///< &&
+  Or = 8      ///< ||
+};
+
+/// The operator as the clause writes it: "+", "min", "&&".
+inline const char *reductionOpSpelling(ReductionOp Op) {
+  static const char *const Spellings[] = {"+", "*", "min", "max", "&",
+                                          "|", "^", "&&",  "||"};
+  return Spellings[static_cast<int>(Op)];
+}
+
+/// fpm.h's name of the operator: "FPM_REDUCE_ADD".
+inline const char *reductionOpEnumerator(ReductionOp Op) {
+  static const char *const Names[] = {
+      "FPM_REDUCE_ADD",     "FPM_REDUCE_MUL",     "FPM_REDUCE_MIN",
+      "FPM_REDUCE_MAX",     "FPM_REDUCE_BIT_AND", "FPM_REDUCE_BIT_OR",
+      "FPM_REDUCE_BIT_XOR", "FPM_REDUCE_AND",     "FPM_REDUCE_OR"};
+  return Names[static_cast<int>(Op)];
+}
+
+/// One variable of a reduction clause, with the clause's operator.
+struct ReductionName {
+  ReductionOp Op = ReductionOp::Add;
+  std::string Name;
+  /// The name, and the operator (for messages about it).
+  clang::SourceLocation Loc, OpLoc;
+};
+
 /// One argument of a kernel clause: an expression as written (line splices
 /// removed), passed to the kernel's parameter of the same position.
 struct KernelArgument {
@@ -91,6 +129,8 @@ struct PartitionPragma {
   std::string Grain;
   llvm::SmallVector<DataSection, 2> In, Out, InOut;
   llvm::SmallVector<PrivateName, 2> Private;
+  /// `reduction(op: list)`: each variable with its operator, as written.
+  llvm::SmallVector<ReductionName, 2> Reductions;
 
   /// `kernel("file.cl", name[, arg, ...])`: the file as written (escape
   /// sequences decoded), the kernel function's name and its arguments in

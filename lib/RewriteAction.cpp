@@ -20,6 +20,7 @@
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Frontend/Utils.h"
 #include "clang/Lex/Lexer.h"
+#include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Rewrite/Core/Rewriter.h"
 #include "llvm/ADT/DenseMap.h"
@@ -87,16 +88,148 @@ std::optional<Token> tokenAfter(SourceLocation Loc, const SourceManager &SM,
   return Tok;
 }
 
+/// What the preprocessor tells the rewrite besides the fpm pragmas: where
+/// each `#pragma` of the main file is (OpenMP's among them, which Clang
+/// drops without -fopenmp), and a header it cannot find, for which it adds
+/// a note saying how to give fpm-rewrite the compiler's flags.
+class SourceCallbacks : public PPCallbacks {
+public:
+  SourceCallbacks(const SourceManager &SM, DiagnosticsEngine &Diags,
+                  std::vector<SourceLocation> &PragmaLocs)
+      : SM(SM), Diags(Diags), PragmaLocs(PragmaLocs) {}
+
+  void PragmaDirective(SourceLocation Loc,
+                       PragmaIntroducerKind Introducer) override {
+    if (Introducer == PIK_HashPragma && Loc.isFileID() &&
+        SM.isWrittenInMainFile(Loc))
+      PragmaLocs.push_back(Loc);
+  }
+
+  void InclusionDirective(SourceLocation HashLoc, const Token &, StringRef,
+                          bool, CharSourceRange, OptionalFileEntryRef File,
+                          StringRef, StringRef, const Module *, bool,
+                          SrcMgr::CharacteristicKind) override {
+    // Right after Clang's error (a note still prints after a fatal one),
+    // once.
+    if (File || Noted || !Diags.hasErrorOccurred())
+      return;
+    Noted = true;
+    report(Diags, HashLoc, Level::Note,
+           "fpm-rewrite parses the file as the compiler does and needs its "
+           "-I and -D flags: give it the build folder that holds "
+           "compile_commands.json ('-p build'), or the flags after '--' "
+           "('fpm-rewrite x.c -- -Iinclude -DN=8')");
+  }
+
+private:
+  const SourceManager &SM;
+  DiagnosticsEngine &Diags;
+  std::vector<SourceLocation> &PragmaLocs;
+  bool Noted = false;
+};
+
+/// An OpenMP directive of the main file whose region every thread of a team
+/// runs (`parallel`, `teams` and the combined directives that start with
+/// them), and the statement it applies to: the one that starts at the first
+/// token after it that is not in a directive.
+struct OmpRegion {
+  SourceLocation Pragma;
+  std::string Directive;
+  SourceLocation StmtBegin;
+  SourceRange Stmt;
+};
+
+/// The regions of the `#pragma omp` directives among Locs, their statements
+/// not yet found.
+std::vector<OmpRegion> ompRegions(ArrayRef<SourceLocation> Locs,
+                                  const SourceManager &SM,
+                                  const LangOptions &LO) {
+  std::vector<OmpRegion> Regions;
+  for (SourceLocation Loc : Locs) {
+    FileID File = SM.getFileID(Loc);
+    bool Invalid = false;
+    StringRef Buffer = SM.getBufferData(File, &Invalid);
+    if (Invalid)
+      continue;
+    Lexer Lex(SM.getLocForStartOfFile(File), LO, Buffer.begin(),
+              Buffer.begin() + SM.getFileOffset(Loc), Buffer.end());
+    Token Tok;
+    // `#`, `pragma`, `omp`, the directive's words and clauses.
+    llvm::SmallVector<Token, 16> Line;
+    Lex.LexFromRawLexer(Tok);
+    do {
+      Line.push_back(Tok);
+      Lex.LexFromRawLexer(Tok);
+    } while (Tok.isNot(tok::eof) && !Tok.isAtStartOfLine());
+    if (Line.size() < 4 || Line[2].isNot(tok::raw_identifier) ||
+        Line[2].getRawIdentifier() != "omp")
+      continue;
+    // The directive's name: its words before the first clause; a region
+    // of every thread where one is `parallel` or `teams` (not `cancel
+    // parallel`, `cancellation point parallel`).
+    std::string Directive;
+    bool Region = false;
+    for (size_t I = 3;
+         I < Line.size() && Line[I].is(tok::raw_identifier) &&
+         (I + 1 == Line.size() || Line[I + 1].isNot(tok::l_paren));
+         ++I) {
+      StringRef Word = Line[I].getRawIdentifier();
+      if (I == 3 && (Word == "cancel" || Word == "cancellation"))
+        break;
+      Region |= Word == "parallel" || Word == "teams";
+      Directive += (Directive.empty() ? "" : " ") + Word.str();
+    }
+    if (!Region)
+      continue;
+    // The statement: the first token that is in no directive.
+    while (Tok.is(tok::hash) && Tok.isAtStartOfLine()) {
+      do
+        Lex.LexFromRawLexer(Tok);
+      while (Tok.isNot(tok::eof) && !Tok.isAtStartOfLine());
+    }
+    if (Tok.is(tok::eof))
+      continue;
+    Regions.push_back({Loc, Directive, Tok.getLocation(), {}});
+  }
+  return Regions;
+}
+
+/// Finds the statement of each region: the outermost that starts where it
+/// does.
+class RegionStatements : public RecursiveASTVisitor<RegionStatements> {
+public:
+  RegionStatements(const SourceManager &SM, std::vector<OmpRegion> &Regions)
+      : SM(SM), Regions(Regions) {}
+
+  bool VisitStmt(Stmt *S) {
+    SourceLocation Begin = S->getBeginLoc();
+    if (Begin.isInvalid() || !Begin.isFileID())
+      return true;
+    for (OmpRegion &R : Regions)
+      if (R.Stmt.isInvalid() && R.StmtBegin == Begin)
+        R.Stmt =
+            SourceRange(Begin, SM.getExpansionRange(S->getEndLoc()).getEnd());
+    return true;
+  }
+
+private:
+  const SourceManager &SM;
+  std::vector<OmpRegion> &Regions;
+};
+
 class RewriteConsumer : public ASTConsumer {
 public:
   RewriteConsumer(const std::vector<PartitionPragma> &Pragmas,
+                  const std::vector<SourceLocation> &PragmaLocs,
                   clang::Rewriter &Rewrite, bool Remarks)
-      : Pragmas(Pragmas), Rewrite(Rewrite), Remarks(Remarks) {}
+      : Pragmas(Pragmas), PragmaLocs(PragmaLocs), Rewrite(Rewrite),
+        Remarks(Remarks) {}
 
   void HandleTranslationUnit(ASTContext &Ctx) override;
 
 private:
   const std::vector<PartitionPragma> &Pragmas;
+  const std::vector<SourceLocation> &PragmaLocs;
   clang::Rewriter &Rewrite;
   bool Remarks;
 };
@@ -114,6 +247,20 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
   if (OptionalFileEntryRef Main = SM.getFileEntryRefForID(SM.getMainFileID()))
     Stem = llvm::sys::path::stem(Main->getName()).str();
 
+  // OpenMP's parallel regions: a partitioned loop in one would run once per
+  // thread of the team.
+  std::vector<OmpRegion> Regions = ompRegions(PragmaLocs, SM, LO);
+  if (!Regions.empty())
+    RegionStatements(SM, Regions).TraverseDecl(Ctx.getTranslationUnitDecl());
+  auto InRegion = [&](SourceLocation Loc) -> const OmpRegion * {
+    for (const OmpRegion &R : Regions)
+      if (R.Stmt.isValid() &&
+          !SM.isBeforeInTranslationUnit(Loc, R.Stmt.getBegin()) &&
+          !SM.isBeforeInTranslationUnit(R.Stmt.getEnd(), Loc))
+        return &R;
+    return nullptr;
+  };
+
   // Match each pragma with the `for` right after it, and check the loop.
   std::vector<LoopModel> Loops;
   llvm::DenseMap<const FunctionDecl *, unsigned> Ordinals;
@@ -125,6 +272,15 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
       report(Diags, Next ? Next->getLocation() : Pragma.EndLoc, Level::Error,
              "'#pragma fpm partition' must be followed by a 'for' loop");
       report(Diags, Pragma.KeywordLoc, Level::Note, "the pragma is here");
+      continue;
+    }
+    if (const OmpRegion *R = InRegion(Next->getLocation())) {
+      report(Diags, Pragma.KeywordLoc, Level::Error,
+             "'#pragma fpm partition' inside an OpenMP '%0' region: each "
+             "thread of the team that reaches it would run the whole loop; "
+             "move the loop out of the region")
+          << R->Directive;
+      report(Diags, R->Pragma, Level::Note, "the OpenMP region starts here");
       continue;
     }
     auto It = Collector.Loops.find(Next->getLocation());
@@ -227,11 +383,14 @@ protected:
                                                  StringRef) override {
     Rewrite.setSourceMgr(CI.getSourceManager(), CI.getLangOpts());
     CI.getPreprocessor().AddPragmaHandler(new FpmPragmaHandler(Pragmas));
+    CI.getPreprocessor().addPPCallbacks(std::make_unique<SourceCallbacks>(
+        CI.getSourceManager(), CI.getDiagnostics(), PragmaLocs));
     if (!DependencyFile.empty()) {
       Entered = std::make_shared<EnteredFiles>();
       Entered->attachToPreprocessor(CI.getPreprocessor());
     }
-    return std::make_unique<RewriteConsumer>(Pragmas, Rewrite, Remarks);
+    return std::make_unique<RewriteConsumer>(Pragmas, PragmaLocs, Rewrite,
+                                             Remarks);
   }
 
   void EndSourceFileAction() override;
@@ -241,6 +400,7 @@ private:
   bool Remarks;
   std::string DependencyFile;
   std::vector<PartitionPragma> Pragmas;
+  std::vector<SourceLocation> PragmaLocs;
   clang::Rewriter Rewrite;
   std::shared_ptr<EnteredFiles> Entered;
 };

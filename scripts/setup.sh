@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   # Toolchain: Clang/LLVM 19 (the rewriter links Clang; the runtime uses libomp).
   clang-19 libclang-19-dev llvm-19-dev llvm-19-tools libomp-19-dev clang-format-19
-  libclang-rt-19-dev  # sanitizer runtimes for the debug preset
+  libclang-rt-19-dev  # sanitizer and libFuzzer runtimes: the debug preset, test/fuzz, unit-asan/tsan
   cmake ninja-build python3
   # OpenCL through the ICD loader; PoCL is the OpenCL device where no GPU is.
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo

@@ -19,7 +19,9 @@
  *
  * Environment variables (spec/pragma.md): FPM_SCHEDULE overrides every
  * loop's schedule, FPM_DEVICES its devices, FPM_VERBOSE=1 prints on stderr
- * how each loop was split, FPM_PROFILE_DIR is where named loops keep their
+ * how each loop was split (its first 5 distinct splits, then a line saying
+ * that further ones are not printed, and their count at exit),
+ * FPM_PROFILE_DIR is where named loops keep their
  * profiles. FPM_BENCHMARK is set by `fpm-profile -- PROGRAM`: each named
  * loop is then benchmarked on every PE at its first call (see fpm-profile
  * --help).

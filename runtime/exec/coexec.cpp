@@ -23,6 +23,7 @@
 #include "exec/loop_pes.hpp"
 #include "exec/loop_state.hpp"
 #include "exec/plan.hpp"
+#include "exec/verbose_splits.hpp"
 #include "exec/work_pool.hpp"
 #include "partition/partition.hpp"
 #include "store/online_profiles.hpp"
@@ -493,14 +494,8 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
     const std::string kind = plan.onPartialModels              ? "|partial"
                              : plan.kind == Plan::Kind::Static ? "|static"
                                                                : "|dynamic";
-    bool first = false;
-    withLoopState(key, [&](LoopState &state) {
-      first = state.described
-                  .insert(schedule.text + "|" + std::to_string(size) + kind)
-                  .second;
-    });
-    if (first)
-      std::fputs(text.c_str(), stderr);
+    printSplit(key, loopLabel(call),
+               schedule.text + "|" + std::to_string(size) + kind, text);
   }
 
   if (trace::enabled()) {

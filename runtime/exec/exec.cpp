@@ -29,8 +29,10 @@
 #include "exec/exec.hpp"
 
 #include "exec/coexec.hpp"
+#include "exec/loop_state.hpp"
 #include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"
+#include "exec/verbose_splits.hpp"
 #include "schedule/schedule.hpp"
 #include "store/online_profiles.hpp"
 #include "support/int_math.hpp"
@@ -43,9 +45,7 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -65,6 +65,28 @@ constexpr std::uint32_t MaxAskStride = 256;
 /// The most chunk or package sizes a verbose line lists.
 constexpr std::size_t VerboseListed = 8;
 
+// `auto` on the CPU team (see Adaptation).
+constexpr std::uint32_t AdaptEvery = 4;
+constexpr double DivergedImbalance = 1.3;
+constexpr double AlikeSpread = 1.25;
+constexpr int CallsToSwitch = 3;
+
+/// `auto` on the CPU team starts from equal shares, as its threads are
+/// alike; but a core that another program keeps busy holds every call back.
+/// Every AdaptEvery-th call of an `auto` plan times each thread's share:
+/// when the slowest thread takes DivergedImbalance times the mean on
+/// CallsToSwitch such calls more than not, the plan draws self-scheduled
+/// chunks instead (factoring: each thread takes work as it can); when the
+/// threads' speeds, drawing them, agree within AlikeSpread on as many
+/// calls, it goes back to equal shares. Switching allocates once; the calls
+/// between allocate nothing.
+struct Adaptation {
+  std::uint32_t calls = 0;
+  int streak = 0; ///< measured calls that asked to switch, less those not
+  bool guided = false;
+  std::unique_ptr<ChunkGenerator> generator; ///< fss, built at the switch
+};
+
 /// The planner's split for one shape of call on the CPU team, with what
 /// running it needs at hand.
 struct CpuPlan {
@@ -80,8 +102,10 @@ struct CpuPlan {
   std::unique_ptr<ChunkGenerator> generator;
 
   /// Per thread, the iterations it ran and its busy time in a call that is
-  /// profiled (one slot each, so that the call allocates nothing).
+  /// profiled or measured for `auto` (one slot each, so that the call
+  /// allocates nothing).
   std::vector<Sample> timings;
+  Adaptation adaptation; ///< for `auto` on several threads
 
   bool inUse = false;
   std::uint64_t lastUse = 0;
@@ -249,7 +273,8 @@ std::string describe(const CpuPlan &cpu) {
   return out.str();
 }
 
-/// Prints a verbose line once per loop site and split, from any thread.
+/// Prints a verbose line once per loop site and split, for the first few
+/// splits of the loop (printSplit), from any thread.
 void printOnce(const LoopCall &call, CpuPlan &plan) {
   if (plan.description.empty())
     plan.description = describe(plan);
@@ -258,12 +283,8 @@ void printOnce(const LoopCall &call, CpuPlan &plan) {
   if (!call.note.empty())
     line << " (" << call.note << ")";
   line << "\n";
-  static std::mutex mutex;
-  static std::set<std::string> printed;
   std::string text = line.str();
-  std::lock_guard<std::mutex> lock(mutex);
-  if (printed.insert(text).second)
-    std::fputs(text.c_str(), stderr);
+  printSplit(loopKey(call), loopLabel(call), text, text);
 }
 
 /// Busy time per thread, kept only when FPM_TRACE or FPM_VERBOSE asks.
@@ -336,23 +357,34 @@ bool timeThisCall(RecorderSlot &slot, std::int64_t now) {
   return due;
 }
 
-/// One thread's iterations and busy time over its whole share of a call,
-/// written to `slot` at the end; nothing when `slot` is null.
+/// One thread's iterations and busy time (its chunks' times, not the gaps
+/// between them: a thread that woke up late or waited to draw is not a slow
+/// one) over its share of a call, written to `slot` at the end; nothing
+/// when `slot` is null.
 class ShareTimer {
 public:
-  explicit ShareTimer(Sample *slot)
-      : slot_(slot), start_(slot ? trace::now() : 0) {}
+  explicit ShareTimer(Sample *slot) : slot_(slot) {}
   ShareTimer(const ShareTimer &) = delete;
   ShareTimer &operator=(const ShareTimer &) = delete;
   ~ShareTimer() {
     if (slot_)
-      *slot_ = {iterations, static_cast<double>(trace::now() - start_) * 1e-9};
+      *slot_ = {iterations_, static_cast<double>(busy_) * 1e-9};
   }
-  std::int64_t iterations = 0;
+  /// Runs `chunk()` (which runs `size` iterations), timing it when kept.
+  template <class Chunk> bool time(std::int64_t size, Chunk &&chunk) {
+    iterations_ += size;
+    if (!slot_)
+      return chunk();
+    const std::int64_t start = trace::now();
+    const bool stop = chunk();
+    busy_ += trace::now() - start;
+    return stop;
+  }
 
 private:
   Sample *slot_;
-  std::int64_t start_;
+  std::int64_t iterations_ = 0;
+  std::int64_t busy_ = 0;
 };
 
 /// Runs one chunk, [begin, end) of the call's iterations; true when the
@@ -399,8 +431,10 @@ void drawChunks(const LoopCall &call, const CpuPlan &cpu,
     const std::int64_t begin = chunk->begin * granule;
     const std::int64_t end =
         unitEnd >= units ? cpu.iterations : unitEnd * granule;
-    timer.iterations += end - begin;
-    if (runChunk(call, base + begin, base + end, stop, recording, worker))
+    if (timer.time(end - begin, [&] {
+          return runChunk(call, base + begin, base + end, stop, recording,
+                          worker);
+        }))
       return;
   }
 }
@@ -418,11 +452,61 @@ void runPackages(const LoopCall &call, const CpuPlan &cpu, int worker, int team,
     for (const Range &package : packages[pe]) {
       if (stop.load(std::memory_order_relaxed))
         return;
-      timer.iterations += package.size();
-      if (runChunk(call, base + package.begin, base + package.end, stop,
-                   recording, worker))
+      if (timer.time(package.size(), [&] {
+            return runChunk(call, base + package.begin, base + package.end,
+                            stop, recording, worker);
+          }))
         return;
     }
+}
+
+/// Follows the threads' balance in a measured call of an `auto` plan
+/// (Adaptation).
+void adapt(const LoopCall &call, CpuPlan &plan) {
+  Adaptation &adaptation = plan.adaptation;
+  double longest = 0, total = 0, slowest = 0, fastest = 0;
+  int threads = 0;
+  for (const auto &[iterations, seconds] : plan.timings) {
+    if (iterations <= 0 || seconds <= 0)
+      continue; // a thread of a smaller team than planned
+    const double speed = static_cast<double>(iterations) / seconds;
+    longest = std::max(longest, seconds);
+    total += seconds;
+    slowest = threads ? std::min(slowest, speed) : speed;
+    fastest = std::max(fastest, speed);
+    ++threads;
+  }
+  if (threads < 2)
+    return;
+  const bool askToSwitch = adaptation.guided
+                               ? fastest <= AlikeSpread * slowest
+                               : longest > DivergedImbalance * total / threads;
+  // One call against among several for does not start over: noise.
+  adaptation.streak =
+      askToSwitch ? adaptation.streak + 1 : std::max(adaptation.streak - 1, 0);
+  if (adaptation.streak < CallsToSwitch)
+    return;
+  adaptation.streak = 0;
+  adaptation.guided = !adaptation.guided;
+  if (adaptation.guided && !adaptation.generator) {
+    ScheduleSpec spec;
+    // Factoring: its first chunks are half of gss's, so that a slow
+    // thread that draws first is held back half as long.
+    spec.scheme = Scheme::Fss;
+    spec.iterations = ceilDiv(plan.iterations, plan.plan.granule);
+    spec.workers = plan.threads;
+    adaptation.generator = std::make_unique<ChunkGenerator>(spec);
+  }
+  if (call.verbose)
+    std::fprintf(stderr,
+                 adaptation.guided
+                     ? "fpm: %s: auto: the CPU threads run at different "
+                       "speeds (the slowest at %.2f of the fastest): "
+                       "self-scheduled chunks (fss) from now on\n"
+                     : "fpm: %s: auto: the CPU threads run alike again (the "
+                       "slowest at %.2f of the fastest): equal shares from "
+                       "now on\n",
+                 loopLabel(call).c_str(), slowest / fastest);
 }
 
 } // namespace
@@ -501,9 +585,20 @@ LoopStatus runLoop(const LoopCall &call) {
     }
   }
 
+  // `auto` measures its threads now and then (Adaptation).
+  const bool adaptive = plan.schedule.automatic && threads > 1;
+  const bool measured = adaptive && ++plan.adaptation.calls % AdaptEvery == 0;
+  if (measured && !timings) {
+    std::fill(plan.timings.begin(), plan.timings.end(), Sample{0, 0.0});
+    timings = plan.timings.data();
+  }
+
   std::atomic<bool> stop{false};
-  if (plan.generator) {
-    ChunkGenerator &generator = *plan.generator;
+  ChunkGenerator *drawn = plan.adaptation.guided
+                              ? plan.adaptation.generator.get()
+                              : plan.generator.get();
+  if (drawn) {
+    ChunkGenerator &generator = *drawn;
     generator.reset();
     if (threads == 1) {
       drawChunks(call, plan, generator, 0, stop, record, timings);
@@ -523,6 +618,8 @@ LoopStatus runLoop(const LoopCall &call) {
   // A stopped call's shares are cut short where a body failed: not kept.
   if (recorder && !stopped)
     recorder->record(plan.plan.granule, plan.timings, trace::now());
+  if (measured && !stopped)
+    adapt(call, plan);
   if (record) {
     // The CPU team is one PE: its busy time is its threads' mean.
     trace::CallStats stats{std::string(record->loop)};

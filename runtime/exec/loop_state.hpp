@@ -6,10 +6,11 @@
 //
 // The one registry of per-loop state, keyed one way (loopKey()): what a
 // loop's PEs measured in earlier calls of this process, the devices that
-// failed it, its partial FPMs, the verbose lines it printed, and whether
-// fpm-profile benchmarked it. The CPU-only executor's plan cache is not
-// here: it holds splits by shape (schedule, trip count, grain, team), which
-// loops share, per thread so that a lookup takes no lock.
+// failed it, its partial FPMs, and whether fpm-profile benchmarked it (the
+// verbose lines it printed are verbose_splits.hpp's). The CPU-only
+// executor's plan cache is not here: it holds splits by shape (schedule,
+// trip count, grain, team), which loops share, per thread so that a lookup
+// takes no lock.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -35,8 +36,7 @@ struct PeRecord {
 struct LoopState {
   std::map<std::string, PeRecord, std::less<>> pes; ///< by profile id
   int calls = 0; ///< co-executed calls finished in this process
-  std::set<std::string, std::less<>> failed;    ///< devices that failed it
-  std::set<std::string, std::less<>> described; ///< verbose lines printed
+  std::set<std::string, std::less<>> failed; ///< devices that failed it
   /// The partial FPMs of `auto` and `numerical` calls, per set of PEs
   /// (their ids): another set of PEs is another balancing problem.
   std::map<std::string, LoadBalancer, std::less<>> balancers;

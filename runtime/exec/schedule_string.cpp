@@ -4,26 +4,82 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Names are matched exactly (lower case), as the rewriter checks them at
-// compile time with the same list; only whitespace is forgiven, since
-// FPM_SCHEDULE is typed by hand.
+// The names and their arguments are fpm/schedules.def's, and an argument is
+// read by readScheduleArgument() (fpm/schedules.hpp): the rewriter checks the
+// pragma's schedule at compile time with the same table and the same rule.
+// Names are matched exactly (lower case, '_' or '-'); only whitespace is
+// forgiven, since FPM_SCHEDULE is typed by hand.
 //
 //===----------------------------------------------------------------------===//
 
 #include "exec/schedule_string.hpp"
 
+#include "fpm/schedules.hpp"
+
 #include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <sstream>
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 namespace fpm {
 namespace {
 
-constexpr std::string_view KnownNames =
-    "auto, equal, cpm, geometric, numerical, hpopta, optimal, wdah[, B], "
-    "wdah_heuristic, pss, css(k), gss[, alpha], fss[, alpha], tss[, alpha]";
+/// One line of fpm/schedules.def.
+struct Entry {
+  std::string_view name;
+  ScheduleKind kind;
+  ScheduleArgument argument;
+};
+
+constexpr Entry Schedules[] = {
+#define FPM_SCHEDULE(Name, Kind, Argument, Summary)                            \
+  Entry{Name, ScheduleKind::Kind, ScheduleArgument::Argument},
+#include "fpm/schedules.def"
+};
+
+/// Whether an argument of this kind means anything to a schedule of that
+/// kind: LoopSchedule has a backtrack budget for partitioners, a chunk size
+/// and an alpha for self-scheduling.
+constexpr bool fits(const Entry &entry) {
+  switch (entry.argument) {
+  case ScheduleArgument::NoArgument:
+    return true;
+  case ScheduleArgument::OptionalBacktrack:
+    return entry.kind == ScheduleKind::Static;
+  case ScheduleArgument::RequiredChunk:
+  case ScheduleArgument::OptionalAlpha:
+    return entry.kind == ScheduleKind::SelfScheduling;
+  }
+  return false;
+}
+
+constexpr bool everyArgumentFits() {
+  for (const Entry &entry : Schedules)
+    if (!fits(entry))
+      return false;
+  return true;
+}
+static_assert(everyArgumentFits(),
+              "fpm/schedules.def: a partitioner may take OptionalBacktrack, "
+              "a self-scheduling scheme RequiredChunk or OptionalAlpha");
+
+/// The schedules for messages, as the pragma writes them: "equal, ...,
+/// wdah[, B], wdah_heuristic, ..., css(k), gss[, alpha], ..., auto".
+std::string knownNames() {
+  std::string out;
+  for (const Entry &entry : Schedules)
+    out += (out.empty() ? "" : ", ") + pragmaSpelling(entry.name) +
+           std::string(argumentSyntax(entry.argument));
+  return out;
+}
+
+const Entry *findSchedule(std::string_view name) {
+  const std::string spelling = tableSpelling(name);
+  for (const Entry &entry : Schedules)
+    if (entry.name == spelling)
+      return &entry;
+  return nullptr;
+}
 
 bool isSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
@@ -48,32 +104,6 @@ bool isNameChar(char c) {
                               "\": " + problem);
 }
 
-/// A whole-string integer >= 1.
-std::int64_t positiveInteger(std::string_view whole, std::string_view arg,
-                             std::string_view what) {
-  std::int64_t value = 0;
-  auto [end, error] =
-      std::from_chars(arg.data(), arg.data() + arg.size(), value);
-  if (error == std::errc::result_out_of_range)
-    fail(whole, std::string(what) + " '" + std::string(arg) + "' is too large");
-  if (error != std::errc() || end != arg.data() + arg.size() || value < 1)
-    fail(whole, std::string(what) + " must be an integer >= 1, got '" +
-                    std::string(arg) + "'");
-  return value;
-}
-
-double percentage(std::string_view whole, std::string_view arg) {
-  double value = 0;
-  auto [end, error] =
-      std::from_chars(arg.data(), arg.data() + arg.size(), value);
-  if (error != std::errc() || end != arg.data() + arg.size() ||
-      !(value > 0.0 && value <= 100.0))
-    fail(whole, "alpha (the percentage handed out by weight first) must be "
-                "a number in (0, 100], got '" +
-                    std::string(arg) + "'");
-  return value;
-}
-
 } // namespace
 
 LoopSchedule parseLoopSchedule(std::string_view whole) {
@@ -88,7 +118,7 @@ LoopSchedule parseLoopSchedule(std::string_view whole) {
   std::string_view rest = trim(text.substr(nameEnd));
   std::optional<std::string_view> arg;
   if (name.empty())
-    fail(whole, "expected a schedule name, one of " + std::string(KnownNames));
+    fail(whole, "expected a schedule name, one of " + knownNames());
   if (!rest.empty()) {
     if (rest.front() == '(') {
       const std::size_t close = rest.find(')');
@@ -110,60 +140,57 @@ LoopSchedule parseLoopSchedule(std::string_view whole) {
       fail(whole, "'" + std::string(name) + "' takes at most one argument");
   }
 
-  LoopSchedule schedule;
-  auto noArgument = [&] {
-    if (arg)
-      fail(whole, "'" + std::string(name) + "' takes no argument");
-  };
+  const Entry *entry = findSchedule(name);
+  if (!entry)
+    fail(whole, "unknown schedule '" + std::string(name) +
+                    "'; expected one of " + knownNames());
+  ScheduleArgumentValue value;
+  if (arg) {
+    if (std::string problem =
+            readScheduleArgument(name, entry->argument, *arg, value);
+        !problem.empty())
+      fail(whole, problem);
+  } else if (std::string problem = missingArgument(name, entry->argument);
+             !problem.empty()) {
+    fail(whole, problem);
+  }
 
-  if (std::optional<Scheme> scheme = parseScheme(name)) {
+  LoopSchedule schedule;
+  switch (entry->kind) {
+  case ScheduleKind::SelfScheduling: {
     schedule.kind = LoopSchedule::Kind::Dynamic;
+    const std::optional<Scheme> scheme = parseScheme(entry->name);
+    if (!scheme) // schedule.cpp reads the same table.
+      throw std::logic_error("no self-scheduling scheme '" +
+                             std::string(entry->name) + "'");
     schedule.scheme = *scheme;
-    schedule.text = std::string(name);
-    if (*scheme == Scheme::Pss) {
-      noArgument();
-    } else if (*scheme == Scheme::Css) {
-      if (!arg)
-        fail(whole, "css needs its chunk size: css(k)");
-      schedule.chunk = positiveInteger(whole, *arg, "css's chunk size k");
-      schedule.text = "css(" + std::to_string(schedule.chunk) + ")";
+    schedule.text = std::string(entry->name);
+    if (entry->argument == ScheduleArgument::RequiredChunk) {
+      schedule.chunk = value.integer;
+      schedule.text += "(" + std::to_string(schedule.chunk) + ")";
     } else if (arg) {
-      schedule.alpha = percentage(whole, *arg);
+      schedule.alpha = value.number;
       schedule.text += ", " + std::string(*arg);
     }
     return schedule;
   }
-
-  schedule.kind = LoopSchedule::Kind::Static;
-  if (name == "auto") {
-    noArgument();
-    // No stored profiles yet (a later issue): equal is what the spec allows.
+  case ScheduleKind::Auto:
+    // The planner chooses, by what is known of the PEs (exec/plan.hpp).
     schedule.automatic = true;
-    schedule.partitioner = findPartitioner("equal");
-    schedule.text = "auto";
+    schedule.text = std::string(entry->name);
     return schedule;
+  case ScheduleKind::Static:
+    break;
   }
-  // The pragma spells it wdah_heuristic; the registry, wdah-heuristic.
-  std::string registryName(name);
-  std::replace(registryName.begin(), registryName.end(), '_', '-');
-  schedule.partitioner = findPartitioner(registryName);
-  if (!schedule.partitioner)
-    fail(whole, "unknown schedule '" + std::string(name) +
-                    "'; expected one of " + std::string(KnownNames));
-  schedule.text = registryName;
-  if (registryName == "wdah") {
-    if (arg) {
-      const std::int64_t budget =
-          positiveInteger(whole, *arg, "wdah's backtrack budget");
-      if (budget > MaxBacktrack)
-        fail(whole, "wdah's backtrack budget " + std::to_string(budget) +
-                        " is too large: at most " +
-                        std::to_string(MaxBacktrack));
-      schedule.backtrack = static_cast<int>(budget);
-      schedule.text += ", " + std::to_string(budget);
-    }
-  } else {
-    noArgument();
+  schedule.kind = LoopSchedule::Kind::Static;
+  schedule.partitioner = findPartitioner(entry->name);
+  if (!schedule.partitioner) // registry.cpp reads the same table.
+    throw std::logic_error("no partitioner '" + std::string(entry->name) +
+                           "' in the registry");
+  schedule.text = std::string(entry->name);
+  if (arg) { // OptionalBacktrack
+    schedule.backtrack = static_cast<int>(value.integer);
+    schedule.text += ", " + std::to_string(value.integer);
   }
   return schedule;
 }

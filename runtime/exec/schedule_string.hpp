@@ -28,7 +28,7 @@ struct LoopSchedule {
   Kind kind = Kind::Static;
   /// The canonical spelling, for messages: "gss, 80", "css(4)", "auto".
   std::string text;
-  /// "auto": the runtime chooses (`partitioner` is what it chose).
+  /// "auto": the planner chooses (exec/plan.hpp); `partitioner` is null.
   bool automatic = false;
 
   // Static: the registry's partitioner and WDAH's backtrack budget.
@@ -43,11 +43,14 @@ struct LoopSchedule {
 
 /// Parses `text`: a name, then optionally one argument as `name(arg)` or
 /// `name, arg`, with any whitespace around the parts. Empty (or blank) text
-/// is "auto". Names: auto, equal, cpm, geometric, numerical, hpopta,
-/// optimal, wdah[, backtrack], wdah_heuristic (or wdah-heuristic), pss,
-/// css(k), gss[, alpha], fss[, alpha], tss[, alpha]. WDAH's backtrack is
-/// 1 .. MaxBacktrack (100,000; partition/partition.hpp). Throws
-/// std::invalid_argument whose what() names the string and the problem.
+/// is "auto". The names and their arguments are those of
+/// fpm/schedules.def, each '-' of a name also written '_' (wdah_heuristic or
+/// wdah-heuristic): equal, cpm, geometric, numerical, hpopta, wdah[, B],
+/// wdah_heuristic, optimal, pss, css(k), gss[, alpha], fss[, alpha],
+/// tss[, alpha], auto; an argument is read by readScheduleArgument()
+/// (fpm/schedules.hpp: WDAH's backtrack is 1 .. MaxBacktrack = 100,000).
+/// Throws std::invalid_argument whose what() names the string and the
+/// problem.
 LoopSchedule parseLoopSchedule(std::string_view text);
 
 } // namespace fpm

@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// One function per algorithm, each in its own file; registry.cpp names them.
+// One function per algorithm, each in its own file, declared here from
+// fpm/schedules.def; registry.cpp names them.
 // Callers outside this folder reach them through partitioners().
 //
 //===----------------------------------------------------------------------===//
@@ -16,15 +17,11 @@
 
 namespace fpm {
 
-Distribution partitionEqual(const CostModel &, const PartitionRequest &);
-Distribution partitionCpm(const CostModel &, const PartitionRequest &);
-Distribution partitionGeometric(const CostModel &, const PartitionRequest &);
-Distribution partitionNumerical(const CostModel &, const PartitionRequest &);
-Distribution partitionHpopta(const CostModel &, const PartitionRequest &);
-Distribution partitionWdah(const CostModel &, const PartitionRequest &);
-Distribution partitionWdahHeuristic(const CostModel &,
-                                    const PartitionRequest &);
-Distribution partitionOptimal(const CostModel &, const PartitionRequest &);
+// Distribution <Function>(const CostModel &, const PartitionRequest &), one
+// per FPM_PARTITIONER line of fpm/schedules.def.
+#define FPM_PARTITIONER(Name, Function, Shape, Cost, Argument, Summary)        \
+  Distribution Function(const CostModel &, const PartitionRequest &);
+#include "fpm/schedules.def"
 
 /// Time of one share of `units` on PE `pe`, as a single-share partitioner
 /// sees it while rounding.

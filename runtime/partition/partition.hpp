@@ -11,12 +11,14 @@
 // every algorithm by name.
 //
 // Adding a partitioner: write `partition/<name>.cpp` defining a function with
-// the PartitionFunction signature, declare it in `partition/algorithms.hpp`,
-// and add one line to the table in `partition/registry.cpp`.
+// the PartitionFunction signature, and add one FPM_PARTITIONER line to
+// include/fpm/schedules.def (the registry, fpm-partition, FPM_SCHEDULE and
+// the pragma all read it).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "fpm/schedules.hpp" // MaxBacktrack, the registry's columns
 #include "model/profile.hpp"
 #include "model/speed.hpp"
 
@@ -57,12 +59,6 @@ private:
   std::vector<Profile> profiles_;
   std::vector<PiecewiseLinearSpeed> speeds_;
 };
-
-/// The largest backtrack budget WDAH takes. Each unit of the budget is one
-/// return from the search's recursion, about a microsecond or two (up to
-/// 20 us on a loaded machine): 100,000 is at most a few seconds, as the
-/// exact solvers' granule cap is, where B = 10^7 ran for minutes.
-inline constexpr int MaxBacktrack = 100'000;
 
 /// What to partition: N units in packages that are multiples of G.
 struct PartitionRequest {
@@ -119,7 +115,8 @@ struct Partitioner {
   bool exact = false;
 };
 
-/// Every static partitioner, in the order the spec lists them.
+/// Every static partitioner, in the order the spec lists them: the
+/// FPM_PARTITIONER lines of fpm/schedules.def.
 std::span<const Partitioner> partitioners();
 /// The partitioner called `name`, or nullptr.
 const Partitioner *findPartitioner(std::string_view name);

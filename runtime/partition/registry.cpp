@@ -21,22 +21,29 @@ constexpr std::int64_t ExactSolverMaxUnits = 32768;
 // packages printed. (The runtime never asks for more: exec.cpp.)
 constexpr std::int64_t WdahMaxUnits = std::int64_t{1} << 20;
 
+/// The granules N/G a partitioner of this cost takes (0: no limit).
+constexpr std::int64_t maxUnits(PartitionCost cost) {
+  switch (cost) {
+  case PartitionCost::Fast:
+    return 0;
+  case PartitionCost::Exact:
+    return ExactSolverMaxUnits;
+  case PartitionCost::Search:
+    return WdahMaxUnits;
+  }
+  return 0;
+}
+
+/// Every FPM_PARTITIONER of fpm/schedules.def, in its order.
 constexpr std::array Registry = {
-    Partitioner{"equal", "N/p to every PE", partitionEqual, true, 0},
-    Partitioner{"cpm", "shares proportional to one speed per PE", partitionCpm,
-                true, 0},
-    Partitioner{"geometric", "Lastovetsky-Reddy bisection of speed functions",
-                partitionGeometric, true, 0},
-    Partitioner{"numerical", "HYBRJ root finding on Akima speed functions",
-                partitionNumerical, true, 0},
-    Partitioner{"hpopta", "exact minimum makespan, one package per PE",
-                partitionHpopta, true, ExactSolverMaxUnits, true},
-    Partitioner{"wdah", "WDAH tree search with a backtrack budget",
-                partitionWdah, false, WdahMaxUnits},
-    Partitioner{"wdah-heuristic", "WDAH with one backtrack (Algorithm 4)",
-                partitionWdahHeuristic, false, WdahMaxUnits},
-    Partitioner{"optimal", "exact minimum makespan, any packages",
-                partitionOptimal, false, ExactSolverMaxUnits, true},
+#define FPM_PARTITIONER(Name, Function, Shape, Cost, Argument, Summary)        \
+  Partitioner{Name,                                                            \
+              Summary,                                                         \
+              Function,                                                        \
+              PartitionShape::Shape == PartitionShape::OneShare,               \
+              maxUnits(PartitionCost::Cost),                                   \
+              PartitionCost::Cost == PartitionCost::Exact},
+#include "fpm/schedules.def"
 };
 
 } // namespace

@@ -162,31 +162,19 @@ std::vector<std::int64_t> weightedShares(const ScheduleSpec &spec) {
 } // namespace
 
 std::optional<Scheme> parseScheme(std::string_view name) {
-  if (name == "pss")
-    return Scheme::Pss;
-  if (name == "css")
-    return Scheme::Css;
-  if (name == "gss")
-    return Scheme::Gss;
-  if (name == "fss")
-    return Scheme::Fss;
-  if (name == "tss")
-    return Scheme::Tss;
+#define FPM_SELF_SCHEDULE(Name, Id, Argument, Summary)                         \
+  if (name == Name)                                                            \
+    return Scheme::Id;
+#include "fpm/schedules.def"
   return std::nullopt;
 }
 
 std::string_view schemeName(Scheme scheme) {
   switch (scheme) {
-  case Scheme::Pss:
-    return "pss";
-  case Scheme::Css:
-    return "css";
-  case Scheme::Gss:
-    return "gss";
-  case Scheme::Fss:
-    return "fss";
-  case Scheme::Tss:
-    return "tss";
+#define FPM_SELF_SCHEDULE(Name, Id, Argument, Summary)                         \
+  case Scheme::Id:                                                             \
+    return Name;
+#include "fpm/schedules.def"
   }
   return "unknown";
 }

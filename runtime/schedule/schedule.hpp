@@ -26,7 +26,8 @@ namespace fpm {
 
 enum class Scheme { Pss, Css, Gss, Fss, Tss };
 
-/// The scheme called `name` ("pss", "css", "gss", "fss", "tss"), if any.
+/// The scheme called `name` ("pss", "css", "gss", "fss", "tss": the
+/// FPM_SELF_SCHEDULE lines of fpm/schedules.def), if any, and its name.
 std::optional<Scheme> parseScheme(std::string_view name);
 std::string_view schemeName(Scheme scheme);
 

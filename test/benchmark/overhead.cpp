@@ -15,7 +15,12 @@
 // so online profiling runs as in a program; its profiles go to a scratch
 // folder (one name times three bodies: no program should read them).
 //
-//   fpm-bench-overhead [--quick] [--rounds R]
+//   fpm-bench-overhead [--quick] [--rounds R] [--busy-neighbour]
+//
+// With --busy-neighbour, a thread of this process spins beside the team for
+// the whole run, as another program would on one core, and `fpm auto` is
+// measured too: equal shares until it sees one thread run slower, then
+// self-scheduled chunks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +29,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -33,6 +39,7 @@
 #include <functional>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -143,6 +150,7 @@ struct Variant {
 
 int main(int argc, char **argv) {
   bool quick = false;
+  bool busyNeighbour = false;
   int rounds = 7;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
@@ -150,9 +158,11 @@ int main(int argc, char **argv) {
       rounds = 3;
     } else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
       rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--busy-neighbour") == 0) {
+      busyNeighbour = true;
     } else {
-      std::fprintf(stderr,
-                   "usage: fpm-bench-overhead [--quick] [--rounds R]\n");
+      std::fprintf(stderr, "usage: fpm-bench-overhead [--quick] [--rounds R] "
+                           "[--busy-neighbour]\n");
       return 2;
     }
   }
@@ -178,7 +188,7 @@ int main(int argc, char **argv) {
   };
   data.assign(100000, 1.0);
 
-  const std::vector<Variant> variants = {
+  std::vector<Variant> variants = {
       {"omp static", {ompStatic<0>, ompStatic<1>, ompStatic<2>}},
       {"fpm equal",
        {fpmRunner<0>("equal"), fpmRunner<1>("equal"), fpmRunner<2>("equal")}},
@@ -198,9 +208,24 @@ int main(int argc, char **argv) {
        {fpmRunner<0>("gss"), fpmRunner<1>("gss"), fpmRunner<2>("gss")}},
   };
 
-  std::printf("fpm-bench-overhead: %d OpenMP threads, %d rounds%s; time per "
+  std::atomic<bool> running{true};
+  std::thread neighbour;
+  if (busyNeighbour) {
+    variants.insert(
+        variants.begin() + 2,
+        {"fpm auto",
+         {fpmRunner<0>("auto"), fpmRunner<1>("auto"), fpmRunner<2>("auto")}});
+    neighbour = std::thread([&] {
+      volatile double x = 1;
+      while (running.load(std::memory_order_relaxed))
+        x = x * 1.0000001 + 1e-9;
+    });
+  }
+  std::printf("fpm-bench-overhead: %d OpenMP threads%s, %d rounds%s; time per "
               "loop call (median round), ratio to omp static\n\n",
-              omp_get_max_threads(), rounds, quick ? " (--quick)" : "");
+              omp_get_max_threads(),
+              busyNeighbour ? " and a busy neighbour thread" : "", rounds,
+              quick ? " (--quick)" : "");
   std::printf("| workload | calls | omp static |");
   for (std::size_t v = 1; v < variants.size(); ++v)
     std::printf(" %s |", variants[v].name.c_str());
@@ -235,5 +260,8 @@ int main(int argc, char **argv) {
     std::printf("\n");
     std::fflush(stdout);
   }
+  running = false;
+  if (neighbour.joinable())
+    neighbour.join();
   return 0;
 }

@@ -41,7 +41,9 @@ for tool in ["FileCheck", "not", "count"]:
         )
 for tool, target in [(config.fpm_partition, "fpm-partition"),
                      (config.fpm_profile, "fpm-profile"),
-                     (config.fpm_rewrite, "fpm-rewrite")]:
+                     (config.fpm_rewrite, "fpm-rewrite"),
+                     (config.fpm_partition_extended, "fpm-partition-extended"),
+                     (config.fpm_rewrite_extended, "fpm-rewrite-extended")]:
     if not os.path.exists(tool):
         lit_config.fatal(
             "%s is not built: build the project (or the %s target) first"
@@ -92,6 +94,17 @@ for name in ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"):
 # never in the user's store (lit clears HOME, which would leave them none).
 config.environment["FPM_PROFILE_DIR"] = os.path.join(
     config.test_exec_root, "profiles")
+# test/extension/'s fpm-partition, fpm-rewrite and runtime, built with one
+# partitioner more than the table has (extension/added-partitioner.test).
+config.substitutions.append(
+    ("%fpm_partition_extended", config.fpm_partition_extended))
+config.substitutions.append(
+    ("%fpm_rewrite_extended", config.fpm_rewrite_extended))
+config.substitutions.append(
+    ("%fpm_extended_ldflags", "-L%s -Wl,-rpath,%s -lfpmrt-extended %s"
+     % (config.fpm_extended_runtime_dir, config.fpm_extended_runtime_dir,
+        config.sanitizer_flags))
+)
 # Helper scripts run under the interpreter that runs lit.
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "device/faults.hpp"
 #include "exec/exec.hpp"
 #include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"
@@ -409,7 +410,9 @@ TEST(ApiTest, ScheduleStringsParseToWhatTheySay) {
   EXPECT_EQ(fpm::parseLoopSchedule("wdah_heuristic").partitioner->name,
             "wdah-heuristic");
   EXPECT_TRUE(fpm::parseLoopSchedule("").automatic);
-  EXPECT_EQ(fpm::parseLoopSchedule("auto").partitioner->name, "equal");
+  // auto leaves the choice to the planner (PlanTest.AutoFollows...).
+  EXPECT_TRUE(fpm::parseLoopSchedule("auto").automatic);
+  EXPECT_EQ(fpm::parseLoopSchedule("auto").partitioner, nullptr);
   EXPECT_EQ(fpm::parseLoopSchedule("fss(50.5)").alpha, 50.5);
   EXPECT_EQ(fpm::parseLoopSchedule("tss").kind,
             fpm::LoopSchedule::Kind::Dynamic);
@@ -846,15 +849,16 @@ TEST(ApiTest, VerboseIsAFlagReadOneWay) {
     EXPECT_EQ(fpm_parallel_for(&loop, 100, Coverage::body, &coverage), FPM_OK);
     EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
   }
-  std::int64_t trips = 100;
   for (const char *on : {"1", "yes", "Yes", "true", "TRUE", "on", "On"}) {
     SCOPED_TRACE(on);
     ScopedEnv env("FPM_VERBOSE", on);
-    // A trip count of its own, so that its split is described again.
-    Coverage coverage(++trips);
+    // A loop of its own, so that its split is described again (a loop
+    // describes its first few splits only).
+    fpm_loop named = loop;
+    named.name = on;
+    Coverage coverage(100);
     testing::internal::CaptureStderr();
-    EXPECT_EQ(fpm_parallel_for(&loop, trips, Coverage::body, &coverage),
-              FPM_OK);
+    EXPECT_EQ(fpm_parallel_for(&named, 100, Coverage::body, &coverage), FPM_OK);
     EXPECT_NE(testing::internal::GetCapturedStderr(), "");
   }
   for (const char *bad : {"2", "maybe", "y", "enabled", "-1"}) {
@@ -906,4 +910,88 @@ TEST(Environment, EveryReaderTakesEmptyForUnset) {
                std::invalid_argument);
   EXPECT_THROW(fpm::flagFromEnvironment("FPM_TEST_VARIABLE"),
                std::invalid_argument);
+}
+
+TEST(Environment, InjectFaultEchoesTheStartOfALongList) {
+  const std::string known[] = {"opencl0"};
+  for (const std::string &text :
+       {std::string(100000, 'x'), "opencl0:1," + std::string(100000, 'x'),
+        std::string(100000, 'p') + ":1"}) {
+    try {
+      fpm::parseInjectedFaults(text, known);
+      ADD_FAILURE() << "accepted";
+    } catch (const std::invalid_argument &error) {
+      EXPECT_LT(std::string(error.what()).size(), 400u) << error.what();
+    }
+  }
+}
+
+TEST(Environment, AnErrorEchoesTheStartOfALongValue) {
+  ScopedEnv set("FPM_TEST_VARIABLE", std::string(100000, '9'));
+  for (int reader = 0; reader < 2; ++reader) {
+    try {
+      if (reader == 0)
+        fpm::integerFromEnvironment("FPM_TEST_VARIABLE", 0, 9);
+      else
+        fpm::flagFromEnvironment("FPM_TEST_VARIABLE");
+      ADD_FAILURE() << "accepted";
+    } catch (const std::invalid_argument &error) {
+      const std::string message = error.what();
+      EXPECT_TRUE(message.starts_with("FPM_TEST_VARIABLE \"9999")) << message;
+      EXPECT_LT(message.size(), 200u) << message;
+    }
+  }
+}
+
+/// Iterations of 2 us, 8 times longer on thread 0 while `slowZero` is set:
+/// a core another program keeps busy.
+struct Neighbour {
+  std::atomic<bool> slowZero{true};
+  std::atomic<std::int64_t> onZero{0};
+  static int body(std::int64_t begin, std::int64_t end, void *context) {
+    auto &self = *static_cast<Neighbour *>(context);
+    const bool zero = omp_get_thread_num() == 0;
+    const auto perIteration =
+        std::chrono::nanoseconds(zero && self.slowZero.load() ? 16000 : 2000);
+    const auto until =
+        std::chrono::steady_clock::now() + perIteration * (end - begin);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    if (zero)
+      self.onZero += end - begin;
+    return 0;
+  }
+};
+
+TEST(ApiTest, AutoOnTheCpuFollowsASlowThread) {
+  const ScopedThreads threads(2);
+  ScopedEnv verbose("FPM_VERBOSE", "1");
+  constexpr std::int64_t Trips = 1000;
+  Neighbour neighbour;
+  fpm_loop loop{};
+  loop.schedule = "auto";
+  auto call = [&] {
+    neighbour.onZero = 0;
+    EXPECT_EQ(fpm_parallel_for(&loop, Trips, Neighbour::body, &neighbour),
+              FPM_OK)
+        << fpm_last_error();
+    return static_cast<double>(neighbour.onZero.load()) / Trips;
+  };
+  testing::internal::CaptureStderr();
+  // Equal shares first: thread 0 runs half.
+  EXPECT_EQ(call(), 0.5);
+  // Then, once it has measured the slow thread, factoring's chunks: thread
+  // 0 runs far less than half (one of its first chunks, a quarter).
+  double least = 0.5;
+  for (int c = 0; c < 30; ++c)
+    least = std::min(least, call());
+  EXPECT_LT(least, 0.3);
+  // The neighbour leaves: equal shares again (a loaded machine may send it
+  // back to chunks: other programs are neighbours too).
+  neighbour.slowZero = false;
+  for (int c = 0; c < 160; ++c)
+    call();
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("chunks (fss) from now on"), std::string::npos) << said;
+  EXPECT_NE(said.find("equal shares from now on"), std::string::npos) << said;
 }

@@ -38,11 +38,16 @@ struct Outcome {
   std::vector<fpm::KernelParam> Params;
 };
 
+/// A variable of the loop's reduction clause: its name and operator.
+using Reduced = std::pair<std::string, fpm::ReductionOp>;
+
 class EmitAction : public ASTFrontendAction {
 public:
   EmitAction(std::vector<fpm::ClauseArray> Arrays,
-             std::vector<std::string> Private, Outcome &Out)
-      : Arrays(std::move(Arrays)), Private(std::move(Private)), Out(Out) {}
+             std::vector<std::string> Private, std::vector<Reduced> Reductions,
+             Outcome &Out)
+      : Arrays(std::move(Arrays)), Private(std::move(Private)),
+        Reductions(std::move(Reductions)), Out(Out) {}
 
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
                                                  StringRef) override {
@@ -69,11 +74,20 @@ public:
           cast<DeclRefExpr>(
               cast<BinaryOperator>(For->getInit())->getLHS()->IgnoreParens())
               ->getDecl());
+    std::vector<fpm::KernelReduction> KernelReductions;
+    for (const auto &[Name, Op] : Reductions) {
+      auto Found = match(varDecl(hasName(Name)).bind("var"), Ctx);
+      ASSERT_FALSE(Found.empty()) << "no variable " << Name;
+      const auto *VD = Found.front().getNodeAs<VarDecl>("var");
+      KernelReductions.push_back(
+          {Name, Op, VD->getType().getNonReferenceType(), VD->getLocation()});
+    }
     fpm::KernelRequest Request;
     Request.For = For;
     Request.Var = Var;
     Request.Arrays = Arrays;
     Request.Private = Private;
+    Request.Reductions = KernelReductions;
     Request.Name = "k";
     auto Result = fpm::generateKernel(Ctx, Request);
     if (auto *Kernel = std::get_if<fpm::GeneratedKernel>(&Result)) {
@@ -90,16 +104,19 @@ public:
 private:
   std::vector<fpm::ClauseArray> Arrays;
   std::vector<std::string> Private;
+  std::vector<Reduced> Reductions;
   Outcome &Out;
 };
 
 Outcome emit(const std::string &Code, std::vector<fpm::ClauseArray> Arrays,
-             bool Cxx = false, std::vector<std::string> Private = {}) {
+             bool Cxx = false, std::vector<std::string> Private = {},
+             std::vector<Reduced> Reductions = {}) {
   Outcome Out;
   std::vector<std::string> Args = {Cxx ? "-std=c++17" : "-std=c99",
                                    "-resource-dir=" FPM_CLANG_RESOURCE_DIR};
   EXPECT_TRUE(tooling::runToolOnCodeWithArgs(
-      std::make_unique<EmitAction>(std::move(Arrays), std::move(Private), Out),
+      std::make_unique<EmitAction>(std::move(Arrays), std::move(Private),
+                                   std::move(Reductions), Out),
       Code, Args, Cxx ? "input.cpp" : "input.c"));
   return Out;
 }
@@ -324,6 +341,152 @@ TEST(KernelEmitterTest, CxxTemplateInstanceAndStdFunctions) {
   EXPECT_TRUE(contains(Out.Source, "(float)(pow((double)(x[i]), (double)(2)))"))
       << Out.Source;
   EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, ReductionsAccumulatePerWorkItemAndPerGroup) {
+  // A dot product: each work-item accumulates into its own `s`, set to 0;
+  // work-item 0 combines the group's in work-item order and stores the
+  // group's partial result at get_group_id(0).
+  Outcome Out = emit(R"(
+    double f(int n, const double *x, const double *y) {
+      double s = 1;
+      for (int i = 0; i < n; ++i)
+        s += x[i] * y[i];
+      return s;
+    })",
+                     {{"x", 0, false}, {"y", 1, false}}, false, {},
+                     {{"s", fpm::ReductionOp::Add}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "__global const double *y, __global double "
+                                   "*fpm_partial_s) {"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "  __local double fpm_group_s[64];\n"
+                                   "  double s = 0; /* reduction(+: s) */\n"
+                                   "  s += x[i] * y[i];\n"
+                                   "  const size_t fpm_l = get_local_id(0);\n"
+                                   "  fpm_group_s[fpm_l] = s;\n"
+                                   "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+                                   "  if (fpm_l == 0) {\n"
+                                   "    for (size_t fpm_j = 1; fpm_j < "
+                                   "get_local_size(0); ++fpm_j) {\n"
+                                   "      s = s + fpm_group_s[fpm_j];\n"
+                                   "    }\n"
+                                   "    fpm_partial_s[get_group_id(0)] = s;\n"
+                                   "  }\n"
+                                   "}\n"))
+      << Out.Source;
+  ASSERT_EQ(Out.Params.size(), 5u);
+  EXPECT_EQ(Out.Params[4].K, fpm::KernelParam::Kind::Reduction);
+  EXPECT_EQ(Out.Params[4].HostExpr, "s");
+  EXPECT_EQ(Out.Params[4].Reduction, 0u);
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, EachOperatorStartsFromItsIdentity) {
+  // The identity per operator and type (infinities for a floating min and
+  // max, the integer limits otherwise), the combination as fpm's runtime
+  // combines partial results, and a bool kept in bytes where OpenCL C
+  // allows no bool (a buffer, __local memory).
+  Outcome Out = emit(R"(
+    #include <stdbool.h>
+    void f(int n, const int *v) {
+      int least = 0; unsigned top = 0; float ftop = 0, prod = 1;
+      long mask = -1; short sh = 0; bool all = true; unsigned char any = 0;
+      unsigned bits = 0, flip = 0;
+      for (int i = 0; i < n; ++i) {
+        if (v[i] < least) least = v[i];
+        if ((unsigned)v[i] > top) top = (unsigned)v[i];
+        ftop = v[i] > ftop ? v[i] : ftop;
+        prod *= 2;
+        mask &= v[i];
+        sh = v[i] > sh ? v[i] : sh;
+        all = all && v[i] > 0;
+        any = any || v[i] == 3;
+        bits |= v[i];
+        flip ^= v[i];
+      }
+    })",
+                     {{"v", 0, false}}, false, {},
+                     {{"least", fpm::ReductionOp::Min},
+                      {"top", fpm::ReductionOp::Max},
+                      {"ftop", fpm::ReductionOp::Max},
+                      {"prod", fpm::ReductionOp::Mul},
+                      {"mask", fpm::ReductionOp::BitAnd},
+                      {"sh", fpm::ReductionOp::Max},
+                      {"all", fpm::ReductionOp::And},
+                      {"any", fpm::ReductionOp::Or},
+                      {"bits", fpm::ReductionOp::BitOr},
+                      {"flip", fpm::ReductionOp::BitXor}});
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"int least = INT_MAX;",
+        "uint top = 0;",
+        "float ftop = -INFINITY;",
+        "float prod = 1;",
+        "long mask = (long)~0;",
+        "short sh = SHRT_MIN;",
+        "bool all = 1;",
+        "uchar any = 0;",
+        "uint bits = 0;",
+        "uint flip = 0;",
+        "least = fpm_group_least[fpm_j] < least ? fpm_group_least[fpm_j] : "
+        "least;",
+        "top = top < fpm_group_top[fpm_j] ? fpm_group_top[fpm_j] : top;",
+        "prod = prod * fpm_group_prod[fpm_j];",
+        "mask = mask & fpm_group_mask[fpm_j];",
+        "all = all && fpm_group_all[fpm_j];",
+        "any = any || fpm_group_any[fpm_j];",
+        "bits = bits | fpm_group_bits[fpm_j];",
+        "flip = flip ^ fpm_group_flip[fpm_j];",
+        "__local uchar fpm_group_all[64];",
+        "__global uchar *fpm_partial_all",
+        "__global uchar *fpm_partial_any"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, ContinueReachesTheReduction) {
+  // With a reduction, every work-item must reach the work-group's barrier:
+  // the loop's own `continue` leaves a do-while(0) around the body instead
+  // of returning; a nested loop's stays as it is.
+  Outcome Out =
+      emit(R"(
+    long f(int n, const int *x) {
+      long count = 0;
+      for (int i = 0; i < n; ++i) {
+        if (x[i] < 0) continue;
+        for (int j = 0; j < 3; ++j) { if (j == 1) continue; count += j; }
+      }
+      return count;
+    })",
+           {{"x", 0, false}}, false, {}, {{"count", fpm::ReductionOp::Add}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_FALSE(contains(Out.Source, "return;")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "  do {\n    if (x[i] < 0) {\n"
+                                   "      continue;\n    }\n"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "  } while (0);\n"
+                                   "  const size_t fpm_l = get_local_id(0);"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "if (j == 1) {\n        continue;"))
+      << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, LongDoubleReductionStaysOnTheCpu) {
+  Outcome Out =
+      emit(R"(
+    long double f(int n, const double *x) {
+      long double s = 0;
+      for (int i = 0; i < n; ++i)
+        s += x[i];
+      return s;
+    })",
+           {{"x", 0, false}}, false, {}, {{"s", fpm::ReductionOp::Add}});
+  EXPECT_EQ(Out.Source, "");
+  EXPECT_TRUE(contains(Out.Refusal, "reduction variable 's' is a long double"))
+      << Out.Refusal;
+  EXPECT_EQ(Out.RefusalLine, 3u);
 }
 
 struct RefusalCase {

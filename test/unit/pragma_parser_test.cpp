@@ -8,12 +8,15 @@
 // the kernel clause's file, name and arguments (each an expression as
 // written, with where it starts; commas inside parentheses, brackets and
 // braces belong to the argument), and the kernel file, found beside the
-// source file and read. The tool's messages for malformed clauses are
-// covered by the lit tests (error-kernel.test).
+// source file and read; every schedule of include/fpm/schedules.def, with
+// the runtime's rule for its argument; the reduction clause's variables and
+// each of its operators. The tool's messages for malformed
+// clauses are covered by the lit tests (error-kernel.test).
 //
 //===----------------------------------------------------------------------===//
 
 #include "PragmaParser.h"
+#include "fpm/schedules.hpp"
 
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
@@ -24,6 +27,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -155,6 +159,133 @@ TEST(PragmaParserTest, KernelFileThatCannotBeReadIsNotRecorded) {
             {{"/src/k/vadd.cl", Kernel}}, Ok);
   EXPECT_FALSE(Ok);
   EXPECT_TRUE(Pragmas.empty());
+}
+
+TEST(PragmaParserTest, ReductionVariablesWithTheirOperator) {
+  bool Ok = false;
+  std::vector<Recorded> Pragmas =
+      parse("void f(int n, float *c) {\n"
+            "  float s = 0, m = 0;\n"
+            "#pragma fpm partition name(r) reduction(max : s,m) out(c[i:1])\n"
+            "  for (int i = 0; i < n; i++) { c[i] = 0; s = m = c[i]; }\n"
+            "}\n",
+            {}, Ok);
+  ASSERT_TRUE(Ok);
+  ASSERT_EQ(Pragmas.size(), 1u);
+  const PartitionPragma &P = Pragmas[0].Pragma;
+  ASSERT_EQ(P.Reductions.size(), 2u);
+  EXPECT_EQ(P.Reductions[0].Name, "s");
+  EXPECT_EQ(P.Reductions[1].Name, "m");
+  EXPECT_EQ(P.Reductions[0].Op, ReductionOp::Max);
+  EXPECT_EQ(P.Reductions[1].Op, ReductionOp::Max);
+  EXPECT_EQ(P.Reductions[0].OpLoc, P.Reductions[1].OpLoc);
+  EXPECT_EQ(P.Out.size(), 1u);
+}
+
+/// The operator `#pragma fpm partition reduction(Clause)` records, if the
+/// pragma is accepted.
+std::optional<ReductionOp> reductionOf(const std::string &Clause) {
+  bool Ok = false;
+  std::vector<Recorded> Pragmas =
+      parse("void f(int n, int *c) {\n"
+            "  int s = 0;\n"
+            "#pragma fpm partition reduction(" +
+                Clause +
+                ")\n"
+                "  for (int i = 0; i < n; i++) s += c[i];\n"
+                "}\n",
+            {}, Ok);
+  if (!Ok || Pragmas.size() != 1 || Pragmas[0].Pragma.Reductions.size() != 1)
+    return std::nullopt;
+  return Pragmas[0].Pragma.Reductions[0].Op;
+}
+
+TEST(PragmaParserTest, EveryReductionOperator) {
+  // The spec's nine, with fpm.h's values and spellings.
+  const std::pair<const char *, ReductionOp> Operators[] = {
+      {"+", ReductionOp::Add},    {"*", ReductionOp::Mul},
+      {"min", ReductionOp::Min},  {"max", ReductionOp::Max},
+      {"&", ReductionOp::BitAnd}, {"|", ReductionOp::BitOr},
+      {"^", ReductionOp::BitXor}, {"&&", ReductionOp::And},
+      {"||", ReductionOp::Or}};
+  int Value = 0;
+  for (const auto &[Spelling, Op] : Operators) {
+    SCOPED_TRACE(Spelling);
+    EXPECT_EQ(reductionOf(std::string(Spelling) + ": s"), Op);
+    EXPECT_EQ(reductionOf(std::string(Spelling) + ":s"), Op);
+    EXPECT_STREQ(reductionOpSpelling(Op), Spelling);
+    EXPECT_EQ(static_cast<int>(Op), Value++);
+  }
+  EXPECT_STREQ(reductionOpEnumerator(ReductionOp::Add), "FPM_REDUCE_ADD");
+  EXPECT_STREQ(reductionOpEnumerator(ReductionOp::Or), "FPM_REDUCE_OR");
+  // Malformed: refused, nothing recorded (the messages: lit's
+  // error-reduction.test).
+  for (const char *Bad : {"-: s", "+ s", "+:", "+: s,", "+: s s", "+: s, s",
+                          "minimum: s", "s", "", "+: 1", "&&&: s"}) {
+    SCOPED_TRACE(Bad);
+    EXPECT_EQ(reductionOf(Bad), std::nullopt);
+  }
+}
+
+/// Whether `#pragma fpm partition schedule(Clause)` is accepted, and the
+/// schedule it records.
+std::optional<std::string> scheduleOf(const std::string &Clause) {
+  bool Ok = false;
+  std::vector<Recorded> Pragmas =
+      parse("void f(int n, float *c) {\n"
+            "#pragma fpm partition schedule(" +
+                Clause +
+                ")\n"
+                "  for (int i = 0; i < n; i++) c[i] = 0;\n"
+                "}\n",
+            {}, Ok);
+  if (!Ok || Pragmas.size() != 1)
+    return std::nullopt;
+  return Pragmas[0].Pragma.Schedule;
+}
+
+TEST(PragmaParserTest, EveryScheduleOfTheTable) {
+  // Each line of include/fpm/schedules.def, as the pragma writes it ('_'
+  // for '-'), with its argument in the spec's form where it takes one, and
+  // the argument's values that the runtime refuses refused here too
+  // (schedules_test.cpp: the same table, the runtime's readers).
+  struct Line {
+    std::string_view Name;
+    ScheduleArgument Argument;
+  };
+  const Line Table[] = {
+#define FPM_SCHEDULE(Name, Kind, Argument, Summary)                            \
+  Line{Name, ScheduleArgument::Argument},
+#include "fpm/schedules.def"
+  };
+  for (const Line &L : Table) {
+    const std::string Name = pragmaSpelling(L.Name);
+    SCOPED_TRACE(Name);
+    switch (L.Argument) {
+    case ScheduleArgument::NoArgument:
+      EXPECT_EQ(scheduleOf(Name), Name);
+      EXPECT_EQ(scheduleOf(Name + ", 3"), std::nullopt);
+      break;
+    case ScheduleArgument::RequiredChunk:
+      EXPECT_EQ(scheduleOf(Name + "(4)"), Name + "(4)");
+      EXPECT_EQ(scheduleOf(Name), std::nullopt);
+      EXPECT_EQ(scheduleOf(Name + "(0)"), std::nullopt);
+      EXPECT_EQ(scheduleOf(Name + "(0x10)"), std::nullopt);
+      break;
+    case ScheduleArgument::OptionalBacktrack:
+    case ScheduleArgument::OptionalAlpha:
+      EXPECT_EQ(scheduleOf(Name), Name);
+      EXPECT_EQ(scheduleOf(Name + ", 3"), Name + ", 3");
+      EXPECT_EQ(scheduleOf(Name + ", 0"), std::nullopt);
+      EXPECT_EQ(scheduleOf(Name + ", 100001"), std::nullopt);
+      break;
+    }
+    if (Name != L.Name) // The table's spelling is no identifier.
+      EXPECT_EQ(scheduleOf(std::string(L.Name)), std::nullopt);
+  }
+  EXPECT_EQ(scheduleOf("wdah, 100000"), "wdah, 100000");
+  EXPECT_EQ(scheduleOf("gss, 100"), "gss, 100");
+  EXPECT_EQ(scheduleOf("gss, 100.5"), std::nullopt);
 }
 
 } // namespace

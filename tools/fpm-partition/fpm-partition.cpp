@@ -11,6 +11,8 @@
 //    scores the result with the one cost model;
 //  - chunk mode prints the chunk sizes a self-scheduling master grants
 //    (PSS, CSS, GSS, FSS, TSS, and their two-stage weighted forms).
+// Both lists of algorithms are fpm/schedules.def's: the partitioners through
+// the registry, the schemes read here.
 // It is a thin main: parse the arguments, call runtime/, print. Any problem is
 // one line on standard error and exit status 2, with nothing on standard
 // output; the output is composed in memory and written only after success.
@@ -42,6 +44,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -636,18 +639,69 @@ Result runSchedule(const CommandLine &line, fpm::Scheme scheme,
 // Help, version, main
 //===----------------------------------------------------------------------===//
 
+/// The self-scheduling schemes: the FPM_SELF_SCHEDULE lines of
+/// fpm/schedules.def, as the static partitioners are the registry's.
 struct SchemeHelp {
-  fpm::Scheme scheme;
+  std::string_view name;
   std::string_view summary;
 };
 
 constexpr SchemeHelp Schemes[] = {
-    {fpm::Scheme::Pss, "pure self-scheduling: one iteration per chunk"},
-    {fpm::Scheme::Css, "chunk self-scheduling: K iterations per chunk"},
-    {fpm::Scheme::Gss, "guided: ceil(R/P) of the R iterations that remain"},
-    {fpm::Scheme::Fss, "factoring: phases of P chunks of ceil(R/2P)"},
-    {fpm::Scheme::Tss, "trapezoid: linearly from floor(I/2P) down to 1"},
+#define FPM_SELF_SCHEDULE(Name, Scheme, Argument, Summary)                     \
+  SchemeHelp{Name, Summary},
+#include "fpm/schedules.def"
 };
+
+/// "a", "a and b", "a, b and c".
+std::string joinNames(const std::vector<std::string_view> &names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += std::string(i == 0                  ? ""
+                       : i + 1 == names.size() ? " and "
+                                               : ", ") +
+           std::string(names[i]);
+  return out;
+}
+
+/// "N/G is at most 32768 for hpopta and optimal, 1048576 for wdah and
+/// wdah-heuristic": the partitioners' granule caps, in registry order.
+std::string granuleCaps() {
+  std::vector<std::pair<std::int64_t, std::vector<std::string_view>>> caps;
+  for (const fpm::Partitioner &partitioner : fpm::partitioners()) {
+    if (partitioner.maxUnits <= 0)
+      continue;
+    auto cap = std::find_if(caps.begin(), caps.end(), [&](const auto &c) {
+      return c.first == partitioner.maxUnits;
+    });
+    if (cap == caps.end())
+      cap = caps.insert(caps.end(), {partitioner.maxUnits, {}});
+    cap->second.push_back(partitioner.name);
+  }
+  std::string out;
+  for (const auto &[units, names] : caps)
+    out += (out.empty() ? "N/G is at most " : ", ") + std::to_string(units) +
+           " for " + joinNames(names);
+  return out;
+}
+
+/// `words` as lines of at most `width` columns, each starting with
+/// `indent`.
+std::string wrapWords(std::string_view words, std::size_t width,
+                      std::string_view indent) {
+  std::string out;
+  std::string line(indent);
+  while (!words.empty()) {
+    const std::size_t space = words.find(' ');
+    const std::string_view word = words.substr(0, space);
+    words = space == std::string_view::npos ? "" : words.substr(space + 1);
+    if (line.size() > indent.size() && line.size() + 1 + word.size() > width) {
+      out += line + '\n';
+      line = indent;
+    }
+    line += (line.size() > indent.size() ? " " : "") + std::string(word);
+  }
+  return out + line + '\n';
+}
 
 // --help spells the budget's cap out.
 static_assert(fpm::MaxBacktrack == 100'000);
@@ -659,7 +713,11 @@ std::string helpText() {
 USAGE
   fpm-partition --size N --algorithm ALG [--granularity G] [--backtrack B]
                 [--format text|json] PROFILE...
-  fpm-partition --size I --algorithm pss|css|gss|fss|tss --workers P [--chunk K]
+  fpm-partition --size I --algorithm )";
+  for (const SchemeHelp &scheme : Schemes)
+    out +=
+        std::string(&scheme == Schemes ? "" : "|") + std::string(scheme.name);
+  out += R"( --workers P [--chunk K]
                 [--alpha A --weights W1,...,WP] [--format text|json]
   fpm-partition --help | --version
 
@@ -679,22 +737,22 @@ STATIC PARTITIONERS (ALG)
            std::string(width + 2 - partitioner.name.size(), ' ') +
            std::string(partitioner.summary) + '\n';
   out += "\nSELF-SCHEDULING SCHEMES (ALG)\n";
-  for (const SchemeHelp &scheme : Schemes) {
-    std::string_view name = fpm::schemeName(scheme.scheme);
-    out += "  " + std::string(name) +
-           std::string(width + 2 - std::min(width, name.size()), ' ') +
+  for (const SchemeHelp &scheme : Schemes)
+    out += "  " + std::string(scheme.name) +
+           std::string(width + 2 - std::min(width, scheme.name.size()), ' ') +
            std::string(scheme.summary) + '\n';
-  }
   out += R"(
 OPTIONS
   --size N            work units (loop iterations) to split, N >= 0
   --algorithm ALG     one of the partitioners or schemes above
   --granularity G     every package is a multiple of G units, except one
                       remainder package when G does not divide N
-                      (default: the smallest size in any profile); N/G
-                      is at most 32768 for hpopta and optimal, 1048576
-                      for wdah
-  --backtrack B       backtrack budget of wdah, 1 <= B <= 100000 (default 100)
+)";
+  out +=
+      wrapWords("(default: the smallest size in any profile); " + granuleCaps(),
+                76, std::string(22, ' '));
+  out +=
+      R"(  --backtrack B       backtrack budget of wdah, 1 <= B <= 100000 (default 100)
   --workers P         number of workers, P >= 1 (chunk mode)
   --chunk K           chunk size of css, K >= 1 (default 1)
   --alpha A           two-stage scheme: first ceil(I*A/100) iterations are
@@ -725,7 +783,7 @@ std::string knownAlgorithms() {
   for (const fpm::Partitioner &partitioner : fpm::partitioners())
     out += (out.empty() ? "" : ", ") + std::string(partitioner.name);
   for (const SchemeHelp &scheme : Schemes)
-    out += ", " + std::string(fpm::schemeName(scheme.scheme));
+    out += ", " + std::string(scheme.name);
   return out;
 }
 

@@ -1,0 +1,148 @@
+//===- ReductionChecks.cpp - The variables of reduction(op: list) ---------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the rewriter accepts as a reduction variable (spec/pragma.md, the
+// `reduction(op: list)` row), as OpenMP does: a scalar of an arithmetic
+// type declared outside the loop, visible there; the bitwise operators on
+// integer types only. The body may write it (that is what it is for) and
+// read it: as in OpenMP, a read other than in its accumulation sees an
+// unspecified value (the accumulator of the chunk, or of the work-item).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoopCheck.h"
+
+using namespace clang;
+
+namespace fpm {
+
+const char *scalarTypeEnumerator(const ASTContext &Ctx, QualType T) {
+  QualType C = T.getCanonicalType();
+  const auto *BT = dyn_cast<BuiltinType>(C.getTypePtr());
+  if (!BT)
+    return nullptr;
+  switch (BT->getKind()) {
+  case BuiltinType::Bool:
+    return "FPM_TYPE_BOOL";
+  case BuiltinType::Float:
+    return "FPM_TYPE_FLOAT";
+  case BuiltinType::Double:
+    return "FPM_TYPE_DOUBLE";
+  case BuiltinType::LongDouble:
+    return "FPM_TYPE_LONG_DOUBLE";
+  default:
+    break;
+  }
+  if (!BT->isInteger())
+    return nullptr;
+  bool Signed = C->isSignedIntegerType();
+  switch (Ctx.getTypeSize(C)) {
+  case 8:
+    return Signed ? "FPM_TYPE_INT8" : "FPM_TYPE_UINT8";
+  case 16:
+    return Signed ? "FPM_TYPE_INT16" : "FPM_TYPE_UINT16";
+  case 32:
+    return Signed ? "FPM_TYPE_INT32" : "FPM_TYPE_UINT32";
+  case 64:
+    return Signed ? "FPM_TYPE_INT64" : "FPM_TYPE_UINT64";
+  default:
+    return nullptr;
+  }
+}
+
+namespace detail {
+
+/// Out: the valid ones; Named: every variable the clause names, valid or
+/// not (the body may write them: an error about the clause is enough).
+bool LoopCheck::checkReductions(llvm::SmallVectorImpl<ReductionVar> &Out,
+                                llvm::SmallPtrSetImpl<const VarDecl *> &Named) {
+  bool Good = true;
+  for (const ReductionName &R : Pragma.Reductions) {
+    std::optional<const ValueDecl *> D = visibleDecl(R.Name);
+    if (!D) {
+      report(Diags, R.Loc, Level::Error,
+             "'%0' in 'reduction(...)' names no variable visible at the loop")
+          << R.Name;
+      Good = false;
+      continue;
+    }
+    const auto *VD = dyn_cast_or_null<VarDecl>(*D);
+    if (!VD) {
+      report(Diags, R.Loc, Level::Error,
+             "'%0' in 'reduction(...)' is not a variable fpm can reduce into "
+             "(a member of a class): reduce into a local variable and use it "
+             "after the loop")
+          << R.Name;
+      Good = false;
+      continue;
+    }
+    Named.insert(VD);
+    if (VD == Var) {
+      report(Diags, R.Loc, Level::Error,
+             "the loop variable '%0' cannot be a reduction variable")
+          << R.Name;
+      Good = false;
+      continue;
+    }
+    auto DeclaredHere = [&] {
+      report(Diags, VD->getLocation(), Level::Note, "'%0' is declared here")
+          << R.Name;
+    };
+    QualType T = VD->getType().getNonReferenceType();
+    if (T->isDependentType()) {
+      Out.push_back({R.Op, VD, R.Loc, ""});
+      continue;
+    }
+    const char *Enumerator = scalarTypeEnumerator(Ctx, T);
+    if (!Enumerator) {
+      report(Diags, R.Loc, Level::Error,
+             "'%0' in 'reduction(...)' must be a scalar of an arithmetic type "
+             "(an integer, bool or floating type); its type is %1")
+          << R.Name << VD->getType();
+      DeclaredHere();
+      Good = false;
+      continue;
+    }
+    if (T.isConstQualified() || T.isVolatileQualified()) {
+      report(Diags, R.Loc, Level::Error,
+             "'%0' in 'reduction(...)' is %select{const|volatile}1: the loop "
+             "stores its result there")
+          << R.Name << (T.isConstQualified() ? 0 : 1);
+      DeclaredHere();
+      Good = false;
+      continue;
+    }
+    if (VD->getStorageClass() == SC_Register) {
+      report(Diags, R.Loc, Level::Error,
+             "'%0' in 'reduction(...)' is declared 'register': the runtime "
+             "needs its address")
+          << R.Name;
+      DeclaredHere();
+      Good = false;
+      continue;
+    }
+    if (T->isRealFloatingType() &&
+        (R.Op == ReductionOp::BitAnd || R.Op == ReductionOp::BitOr ||
+         R.Op == ReductionOp::BitXor)) {
+      report(Diags, R.OpLoc, Level::Error,
+             "reduction operator '%0' needs a variable of an integer type: "
+             "'%1' is %2")
+          << reductionOpSpelling(R.Op) << R.Name << VD->getType();
+      DeclaredHere();
+      Good = false;
+      continue;
+    }
+    if (llvm::none_of(Accesses, [&](const Access &A) { return A.Var == VD; }))
+      report(Diags, R.Loc, Level::Warning,
+             "reduction variable '%0' is not used in the loop")
+          << R.Name;
+    Out.push_back({R.Op, VD, R.Loc, Enumerator});
+  }
+  return Good;
+}
+
+} // namespace detail
+} // namespace fpm

@@ -1,0 +1,741 @@
+//===- SharingChecks.cpp - What the iterations of a loop share ------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The checks of LoopCheck (LoopCheck.h) on what one iteration may write that
+// another reads or writes (spec/pragma.md, "What the rewriter refuses"):
+//
+//  - a write to a scalar declared outside the loop that is not private
+//    (error); where the write has a reduction's shape (`s += x`,
+//    `s = fmax(s, x)`, `s = s < x ? x : s`), the error suggests
+//    `reduction(op: s)`, never `private`;
+//  - a write to an array declared outside the loop at subscripts that use
+//    neither the loop variable nor a value computed from it in the
+//    iteration, unless the array is private (error: every iteration writes
+//    the same elements);
+//  - an array written at one element and read at another that a later or
+//    an earlier iteration writes (warning, once per array and loop), from the
+//    subscripts' relation to the loop variable (IntPoly.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoopCheck.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <functional>
+
+using namespace clang;
+
+namespace fpm::detail {
+
+//===----------------------------------------------------------------------===//
+// Shared scalars
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The operator of a reduction with a compound assignment's or a binary
+/// operator's opcode (`s -= x` is a `+` reduction of -x).
+std::optional<StringRef> reductionOperator(BinaryOperatorKind Op) {
+  switch (Op) {
+  case BO_Add:
+  case BO_AddAssign:
+  case BO_SubAssign:
+    return StringRef("+");
+  case BO_Mul:
+  case BO_MulAssign:
+    return StringRef("*");
+  case BO_And:
+  case BO_AndAssign:
+    return StringRef("&");
+  case BO_Or:
+  case BO_OrAssign:
+    return StringRef("|");
+  case BO_Xor:
+  case BO_XorAssign:
+    return StringRef("^");
+  case BO_LAnd:
+    return StringRef("&&");
+  case BO_LOr:
+    return StringRef("||");
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Whether S names VD.
+bool mentions(const Stmt *S, const VarDecl *VD) {
+  if (!S)
+    return false;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+    return DRE->getDecl() == VD;
+  return llvm::any_of(S->children(),
+                      [&](const Stmt *C) { return mentions(C, VD); });
+}
+
+/// For a comparison `A op B`: which side is the larger when it holds (0 for
+/// A, 1 for B); nullopt for anything else.
+std::optional<unsigned> largerSide(BinaryOperatorKind Op) {
+  switch (Op) {
+  case BO_LT:
+  case BO_LE:
+    return 1u;
+  case BO_GT:
+  case BO_GE:
+    return 0u;
+  default:
+    return std::nullopt;
+  }
+}
+
+} // namespace
+
+/// The operator of the reduction whose update the write to VD at Target
+/// (VD's name, the target of an assignment or of ++/--) is: `s += x`,
+/// `s = s * x`, `s = x && s`, `s++`, `s = fmax(s, x)`, `s = std::min(s, x)`,
+/// `s = s < x ? x : s`, `if (x > s) s = x;` (x not naming s). nullopt for
+/// any other write.
+std::optional<StringRef> LoopCheck::reductionShape(const Expr *Target,
+                                                   const VarDecl *VD) const {
+  if (!VD->getType().getNonReferenceType()->isArithmeticType())
+    return std::nullopt;
+  const Stmt *Cur = Target;
+  const Stmt *P = parentOf(Cur);
+  while (isa_and_nonnull<ParenExpr>(P)) {
+    Cur = P;
+    P = parentOf(P);
+  }
+  if (const auto *UO = dyn_cast_or_null<UnaryOperator>(P);
+      UO && UO->isIncrementDecrementOp())
+    return StringRef("+");
+  const auto *BO = dyn_cast_or_null<BinaryOperator>(P);
+  if (!BO || BO->getLHS() != Cur)
+    return std::nullopt;
+  if (BO->isCompoundAssignmentOp())
+    return mentions(BO->getRHS(), VD) ? std::nullopt
+                                      : reductionOperator(BO->getOpcode());
+  if (BO->getOpcode() != BO_Assign)
+    return std::nullopt;
+  const Expr *RHS = BO->getRHS()->IgnoreParenImpCasts();
+  auto Same = [&](const Expr *A, const Expr *B) {
+    return text(A->IgnoreParenImpCasts()) == text(B->IgnoreParenImpCasts());
+  };
+  // s = s op x, s = x op s (not s = x - s).
+  if (const auto *Bin = dyn_cast<BinaryOperator>(RHS)) {
+    std::optional<StringRef> Op = reductionOperator(Bin->getOpcode());
+    if (!Op && Bin->getOpcode() == BO_Sub)
+      Op = StringRef("+");
+    bool Left =
+        referencedVar(Bin->getLHS()) == VD && !mentions(Bin->getRHS(), VD);
+    bool Right = Bin->getOpcode() != BO_Sub &&
+                 referencedVar(Bin->getRHS()) == VD &&
+                 !mentions(Bin->getLHS(), VD);
+    if (Op && (Left || Right))
+      return Op;
+  }
+  // s = fmax(s, x), s = std::min(x, s).
+  if (const auto *Call = dyn_cast<CallExpr>(RHS)) {
+    const FunctionDecl *FD = Call->getDirectCallee();
+    if (FD && Call->getNumArgs() == 2 && FD->getIdentifier()) {
+      StringRef Name = FD->getName();
+      Name.consume_front("__builtin_");
+      std::optional<StringRef> Op =
+          llvm::StringSwitch<std::optional<StringRef>>(Name)
+              .Cases("fmax", "fmaxf", "fmaxl", "max", StringRef("max"))
+              .Cases("fmin", "fminf", "fminl", "min", StringRef("min"))
+              .Default(std::nullopt);
+      const Expr *A = Call->getArg(0), *B = Call->getArg(1);
+      if (Op && ((referencedVar(A) == VD && !mentions(B, VD)) ||
+                 (referencedVar(B) == VD && !mentions(A, VD))))
+        return Op;
+    }
+  }
+  // s = s < x ? x : s, and the other orders.
+  if (const auto *CO = dyn_cast<ConditionalOperator>(RHS)) {
+    auto Cmp = asBinary(CO->getCond());
+    std::optional<unsigned> Larger = Cmp ? largerSide(Cmp->Op) : std::nullopt;
+    if (Larger) {
+      const Expr *Sides[2] = {Cmp->LHS, Cmp->RHS};
+      unsigned S = referencedVar(Sides[0]) == VD ? 0 : 1;
+      const Expr *X = Sides[1 - S];
+      const Expr *True = CO->getTrueExpr(), *False = CO->getFalseExpr();
+      bool TrueIsS = referencedVar(True) == VD && Same(False, X);
+      bool TrueIsX = referencedVar(False) == VD && Same(True, X);
+      if (referencedVar(Sides[S]) == VD && !mentions(X, VD) &&
+          (TrueIsS || TrueIsX)) {
+        // Whether the branch taken when the comparison holds is its larger
+        // side.
+        bool TakesLarger = (TrueIsS ? S : 1 - S) == *Larger;
+        return StringRef(TakesLarger ? "max" : "min");
+      }
+    }
+  }
+  // if (x > s) s = x;
+  const Stmt *Node = BO;
+  const Stmt *Up = parentOf(Node);
+  if (const auto *CS = dyn_cast_or_null<CompoundStmt>(Up);
+      CS && CS->size() == 1) {
+    Node = CS;
+    Up = parentOf(CS);
+  }
+  const auto *If = dyn_cast_or_null<IfStmt>(Up);
+  if (!If || If->getThen() != Node || If->getElse() || mentions(RHS, VD))
+    return std::nullopt;
+  auto Cmp = asBinary(If->getCond());
+  std::optional<unsigned> Larger = Cmp ? largerSide(Cmp->Op) : std::nullopt;
+  if (!Larger)
+    return std::nullopt;
+  const Expr *Sides[2] = {Cmp->LHS, Cmp->RHS};
+  unsigned S = referencedVar(Sides[0]) == VD ? 0 : 1;
+  if (referencedVar(Sides[S]) != VD || !Same(Sides[1 - S], RHS))
+    return std::nullopt;
+  // Assigning x when x is the larger keeps the maximum.
+  return StringRef(*Larger == 1 - S ? "max" : "min");
+}
+
+/// Writes to scalars declared outside the loop: never to the loop variable,
+/// to another only if it is private.
+bool LoopCheck::checkSharedWrites(
+    const llvm::SmallSetVector<const VarDecl *, 4> &Priv) {
+  bool WritesOk = true;
+  llvm::DenseSet<const VarDecl *> Reported;
+  for (const Access &A : Accesses) {
+    if (!A.Writes || Reported.count(A.Var))
+      continue;
+    if (A.Var == Var) {
+      report(Diags, A.At->getExprLoc(), Level::Error,
+             "the loop variable '%0' is written in the body of the "
+             "partitioned loop")
+          << Var->getName();
+      Reported.insert(A.Var);
+      WritesOk = false;
+      continue;
+    }
+    if (!isOutsideLoop(A.Var) || Priv.count(A.Var) ||
+        A.Var->getType()->isArrayType())
+      continue;
+    Reported.insert(A.Var);
+    WritesOk = false;
+    // An update with a reduction's shape, unless the iteration assigns the
+    // variable before it reads it (its own scratch: private).
+    const Access *First = llvm::find_if(
+        Accesses, [&](const Access &B) { return B.Var == A.Var; });
+    bool AssignedFirst =
+        First->Writes && !First->Reads && !reductionShape(First->At, A.Var);
+    const Access *Update = nullptr;
+    std::optional<StringRef> Op;
+    bool OneOp = true;
+    for (const Access &B : Accesses) {
+      if (B.Var != A.Var || !B.Writes)
+        continue;
+      std::optional<StringRef> Shape = reductionShape(B.At, A.Var);
+      if (!Shape) {
+        OneOp = false;
+        continue;
+      }
+      if (!Update) {
+        Update = &B;
+        Op = Shape;
+      } else if (*Shape != *Op) {
+        OneOp = false;
+      }
+    }
+    if (AssignedFirst || !Update) {
+      report(Diags, A.At->getExprLoc(), Level::Error,
+             "'%0' is declared outside the partitioned loop and written in "
+             "it: a loop-carried dependence or a race (list it in "
+             "'private(...)' if each iteration assigns it before reading it)")
+          << A.Var->getName();
+      continue;
+    }
+    if (OneOp)
+      report(Diags, Update->At->getExprLoc(), Level::Error,
+             "'%0' is declared outside the partitioned loop and updated in it "
+             "as a reduction: list it in 'reduction(%1: %0)', so that each PE "
+             "combines its own partial result")
+          << A.Var->getName() << *Op;
+    else
+      report(Diags, Update->At->getExprLoc(), Level::Error,
+             "'%0' is declared outside the partitioned loop and updated in it "
+             "with more than one operator: a loop-carried dependence or a "
+             "race, and not one reduction")
+          << A.Var->getName();
+  }
+  return WritesOk;
+}
+
+//===----------------------------------------------------------------------===//
+// Arrays every iteration writes at the same elements
+//===----------------------------------------------------------------------===//
+
+/// What may differ between iterations at a point of the body.
+struct LoopCheck::IterationValues {
+  /// The loop variable, every variable computed from it in the iteration
+  /// (by assignment, or under a condition that uses it) and every variable
+  /// fpm cannot follow (its address taken, an array or a struct of the
+  /// iteration's own, a shared one written in the body).
+  llvm::DenseSet<const VarDecl *> Varying;
+  /// The conditions each subscript of the body runs under: if, ?:, && and
+  /// ||, and the tests of the loops around it.
+  llvm::DenseMap<const Expr *, llvm::SmallVector<const Expr *, 4>> Conditions;
+  /// A break, continue or goto, and the conditions it runs under: where
+  /// they vary, what follows it runs in some iterations only.
+  struct Jump {
+    const Stmt *S;
+    llvm::SmallVector<const Expr *, 4> Conditions;
+    /// The loop it continues or leaves (null: the partitioned loop).
+    const Stmt *Loop;
+  };
+  llvm::SmallVector<Jump, 4> Jumps;
+
+  /// Whether E may differ between iterations: it names a varying variable,
+  /// or calls a function that is not a numeric one (which may read or keep
+  /// any state).
+  bool varies(const Stmt *E) const {
+    if (!E)
+      return false;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+          VD && Varying.count(VD))
+        return true;
+    if (const auto *Call = dyn_cast<CallExpr>(E); Call && !isNumericCall(Call))
+      return true;
+    return llvm::any_of(E->children(),
+                        [&](const Stmt *C) { return varies(C); });
+  }
+  bool anyVaries(llvm::ArrayRef<const Expr *> Es) const {
+    return llvm::any_of(Es, [&](const Expr *E) { return varies(E); });
+  }
+};
+
+void LoopCheck::findIterationValues(
+    IterationValues &Values,
+    const llvm::SmallSetVector<const VarDecl *, 4> &Priv) {
+  struct Def {
+    const VarDecl *Target;
+    llvm::SmallVector<const Stmt *, 4> Sources;
+  };
+  std::vector<Def> Defs;
+  llvm::DenseSet<const VarDecl *> &Varying = Values.Varying;
+  Varying.insert(Var);
+  llvm::SmallVector<const Expr *, 8> Conds;
+
+  // The variable an lvalue is part of: `a[k].x` is a's.
+  auto RootOf = [](const Expr *E) -> const VarDecl * {
+    while (true) {
+      E = E->IgnoreParenImpCasts();
+      if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+        E = ASE->getBase();
+      else if (const auto *ME = dyn_cast<MemberExpr>(E); ME && !ME->isArrow())
+        E = ME->getBase();
+      else
+        return referencedVar(E);
+    }
+  };
+  auto Define = [&](const VarDecl *VD, std::initializer_list<const Stmt *> S) {
+    if (!VD)
+      return;
+    Def D{VD, {}};
+    D.Sources.append(S.begin(), S.end());
+    D.Sources.append(Conds.begin(), Conds.end());
+    Defs.push_back(std::move(D));
+  };
+  auto Jump = [&](const Stmt *S, const Stmt *Loop) {
+    Values.Jumps.push_back({S, {Conds.begin(), Conds.end()}, Loop});
+  };
+
+  // Loop: the innermost loop of the body around S (null: none); InSwitch:
+  // a break leaves a switch, not a loop.
+  std::function<void(const Stmt *, const Stmt *, bool)> Walk =
+      [&](const Stmt *S, const Stmt *Loop, bool InSwitch) {
+        if (!S)
+          return;
+        auto Under = [&](const Expr *Cond, auto &&Body) {
+          if (Cond)
+            Conds.push_back(Cond);
+          Body();
+          if (Cond)
+            Conds.pop_back();
+        };
+        auto Children = [&] {
+          for (const Stmt *C : S->children())
+            Walk(C, Loop, InSwitch);
+        };
+        if (isa<LambdaExpr, BlockExpr>(S)) {
+          // Runs at any time, or never: whatever it names is not followed.
+          std::function<void(const Stmt *)> Mark = [&](const Stmt *T) {
+            if (!T)
+              return;
+            if (const auto *DRE = dyn_cast<DeclRefExpr>(T))
+              if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+                Varying.insert(VD);
+            for (const Stmt *C : T->children())
+              Mark(C);
+          };
+          Mark(S);
+          if (const auto *Lambda = dyn_cast<LambdaExpr>(S))
+            for (const Expr *Capture : Lambda->capture_inits())
+              Walk(Capture, Loop, InSwitch);
+          return;
+        }
+        if (const auto *E = dyn_cast<Expr>(S)) {
+          if (auto Bin = asBinary(E);
+              Bin && BinaryOperator::isAssignmentOp(Bin->Op)) {
+            Walk(Bin->RHS, Loop, InSwitch);
+            if (const VarDecl *VD = referencedVar(Bin->LHS)) {
+              Define(VD, {Bin->RHS});
+              return;
+            }
+            Walk(Bin->LHS, Loop, InSwitch);
+            return;
+          }
+          if (auto IncDec = asIncDec(E)) {
+            if (const VarDecl *VD = referencedVar(IncDec->second)) {
+              Define(VD, {});
+              return;
+            }
+            Walk(IncDec->second, Loop, InSwitch);
+            return;
+          }
+          if (const auto *UO = dyn_cast<UnaryOperator>(E);
+              UO && UO->getOpcode() == UO_AddrOf)
+            if (const VarDecl *VD = RootOf(UO->getSubExpr()))
+              Varying.insert(VD);
+          if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+            // Anything but reading its value (a reference bound to it, a
+            // non-const reference argument) may change it out of sight.
+            if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+                VD && VD->getType()->isScalarType() && !readsValue(DRE))
+              Varying.insert(VD);
+            return;
+          }
+          if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+            Values.Conditions[ASE].assign(Conds.begin(), Conds.end());
+          if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E)) {
+            Walk(CO->getCond(), Loop, InSwitch);
+            Under(CO->getCond(), [&] {
+              Walk(CO->getTrueExpr(), Loop, InSwitch);
+              Walk(CO->getFalseExpr(), Loop, InSwitch);
+            });
+            return;
+          }
+          if (const auto *BO = dyn_cast<BinaryOperator>(E);
+              BO && BO->isLogicalOp()) {
+            Walk(BO->getLHS(), Loop, InSwitch);
+            Under(BO->getLHS(), [&] { Walk(BO->getRHS(), Loop, InSwitch); });
+            return;
+          }
+          return Children();
+        }
+        if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+          for (const Decl *D : DS->decls())
+            if (const auto *VD = dyn_cast<VarDecl>(D)) {
+              if (!VD->getType()->isScalarType() ||
+                  VD->getType()->isReferenceType() || VD->isStaticLocal())
+                Varying.insert(VD);
+              if (VD->getInit()) {
+                Walk(VD->getInit(), Loop, InSwitch);
+                Define(VD, {VD->getInit()});
+              }
+            }
+          return;
+        }
+        if (const auto *If = dyn_cast<IfStmt>(S)) {
+          Walk(If->getInit(), Loop, InSwitch);
+          Walk(If->getConditionVariableDeclStmt(), Loop, InSwitch);
+          Walk(If->getCond(), Loop, InSwitch);
+          Under(If->getCond(), [&] {
+            Walk(If->getThen(), Loop, InSwitch);
+            Walk(If->getElse(), Loop, InSwitch);
+          });
+          return;
+        }
+        if (const auto *F = dyn_cast<ForStmt>(S)) {
+          Walk(F->getInit(), Loop, InSwitch);
+          Walk(F->getConditionVariableDeclStmt(), Loop, InSwitch);
+          Walk(F->getCond(), Loop, InSwitch);
+          Under(F->getCond(), [&] {
+            Walk(F->getBody(), F, false);
+            Walk(F->getInc(), F, false);
+          });
+          return;
+        }
+        if (const auto *W = dyn_cast<WhileStmt>(S)) {
+          Walk(W->getConditionVariableDeclStmt(), Loop, InSwitch);
+          Walk(W->getCond(), Loop, InSwitch);
+          Under(W->getCond(), [&] { Walk(W->getBody(), W, false); });
+          return;
+        }
+        if (const auto *Do = dyn_cast<DoStmt>(S)) {
+          Under(Do->getCond(), [&] {
+            Walk(Do->getBody(), Do, false);
+            Walk(Do->getCond(), Do, false);
+          });
+          return;
+        }
+        if (const auto *R = dyn_cast<CXXForRangeStmt>(S)) {
+          Walk(R->getInit(), Loop, InSwitch);
+          Walk(R->getRangeStmt(), Loop, InSwitch);
+          Walk(R->getBeginStmt(), Loop, InSwitch);
+          Walk(R->getEndStmt(), Loop, InSwitch);
+          Under(R->getRangeInit(), [&] {
+            Under(R->getCond(), [&] {
+              Walk(R->getInc(), R, false);
+              Walk(R->getLoopVarStmt(), R, false);
+              Walk(R->getBody(), R, false);
+            });
+          });
+          return;
+        }
+        if (const auto *Switch = dyn_cast<SwitchStmt>(S)) {
+          Walk(Switch->getInit(), Loop, InSwitch);
+          Walk(Switch->getConditionVariableDeclStmt(), Loop, InSwitch);
+          Walk(Switch->getCond(), Loop, InSwitch);
+          Under(Switch->getCond(),
+                [&] { Walk(Switch->getBody(), Loop, true); });
+          return;
+        }
+        if (isa<ContinueStmt>(S) || (isa<BreakStmt>(S) && !InSwitch)) {
+          Jump(S, Loop);
+          return;
+        }
+        if (isa<GotoStmt, IndirectGotoStmt>(S)) {
+          // Anywhere: what follows in the body may run in some iterations
+          // only.
+          Jump(S, &For);
+          return;
+        }
+        Children();
+      };
+  Walk(For.getBody(), nullptr, false);
+
+  // What fpm cannot follow: a shared variable written in the body (an error
+  // of its own) and any variable of the iteration's own that is not a plain
+  // scalar.
+  for (const Access &A : Accesses)
+    if ((A.Writes && isOutsideLoop(A.Var) && !Priv.count(A.Var)) ||
+        (!A.Var->getType()->isScalarType() &&
+         (!isOutsideLoop(A.Var) || Priv.count(A.Var))))
+      Varying.insert(A.Var);
+
+  // Then what is computed from what varies, to a fixed point.
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (const Def &D : Defs)
+      if (!Varying.count(D.Target) &&
+          llvm::any_of(D.Sources,
+                       [&](const Stmt *S) { return Values.varies(S); })) {
+        Varying.insert(D.Target);
+        Changed = true;
+      }
+  }
+}
+
+/// A write to an array declared outside the loop (or through a pointer
+/// declared there) whose subscripts, and the conditions it runs under, use
+/// neither the loop variable nor anything computed from it: every iteration
+/// writes the same elements.
+bool LoopCheck::checkArrayRaces(
+    const llvm::SmallSetVector<const VarDecl *, 4> &Priv) {
+  IterationValues Values;
+  findIterationValues(Values, Priv);
+  bool RacesOk = true;
+  llvm::DenseSet<const VarDecl *> Reported;
+  auto Before = [&](const Stmt *A, const Stmt *B) {
+    return SM.isBeforeInTranslationUnit(SM.getExpansionLoc(A->getBeginLoc()),
+                                        SM.getExpansionLoc(B->getBeginLoc()));
+  };
+  for (const Subscript &W : Subscripts) {
+    if (!W.IsWrite || W.InLambda || !W.Root || W.Root == Var ||
+        !isOutsideLoop(W.Root) || Reported.count(W.Root))
+      continue;
+    QualType T = W.Root->getType().getNonReferenceType();
+    bool IsArray = T->isArrayType();
+    if ((!IsArray && !T->isPointerType()) || (IsArray && Priv.count(W.Root)) ||
+        Values.Varying.count(W.Root))
+      continue;
+    if (Values.anyVaries(W.Indices))
+      continue;
+    auto Conds = Values.Conditions.find(W.At);
+    if (Conds != Values.Conditions.end() && Values.anyVaries(Conds->second))
+      continue;
+    // After a break, continue or goto that only some iterations take.
+    if (llvm::any_of(Values.Jumps, [&](const IterationValues::Jump &J) {
+          return Values.anyVaries(J.Conditions) &&
+                 (J.Loop == &For || Before(J.S, W.At) ||
+                  (J.Loop &&
+                   isInside(W.At->getExprLoc(), J.Loop->getSourceRange())));
+        }))
+      continue;
+    Reported.insert(W.Root);
+    RacesOk = false;
+    if (IsArray)
+      report(Diags, W.At->getExprLoc(), Level::Error,
+             "'%0' is declared outside the partitioned loop and every "
+             "iteration writes the same elements of it: the subscripts of "
+             "'%1' use neither the loop variable '%2' nor a value computed "
+             "from it; a race (list '%0' in 'private(...)' if each iteration "
+             "uses it as its own scratch)")
+          << W.Root->getName() << text(W.At) << Var->getName();
+    else
+      report(Diags, W.At->getExprLoc(), Level::Error,
+             "every iteration writes the same elements through '%0', declared "
+             "outside the partitioned loop: the subscripts of '%1' use neither "
+             "the loop variable '%2' nor a value computed from it; a race "
+             "(give each iteration elements of its own, or a scratch array "
+             "declared in the loop)")
+          << W.Root->getName() << text(W.At) << Var->getName();
+    report(Diags, W.Root->getLocation(), Level::Note, "'%0' is declared here")
+        << W.Root->getName();
+  }
+  return RacesOk;
+}
+
+//===----------------------------------------------------------------------===//
+// Loop-carried dependences between an array's write and its reads
+//===----------------------------------------------------------------------===//
+
+/// An index as a polynomial over the loop variable, invariant variables,
+/// the induction variables of the inner loops around At (each iteration's
+/// own: they stay symbols) and the locals and private variables computed
+/// from these once in the iteration (`int j = i + d;`, or `j = i + d;` as
+/// a statement of the body before At, j written nowhere else); else
+/// `i +/- c` as written.
+std::optional<IntPoly> LoopCheck::dependencePoly(const Expr *Index,
+                                                 const Stmt *At) {
+  InnerLoops Inner;
+  std::function<std::optional<IntPoly>(const VarDecl *, unsigned)> Leaf =
+      [&](const VarDecl *VD, unsigned Depth) -> std::optional<IntPoly> {
+    if (std::optional<IntPoly> P = bodyLeaf(VD, At, &Inner, 0))
+      return P;
+    if (Depth >= 8 || !isPlainInteger(VD))
+      return std::nullopt;
+    // One plain assignment, a statement of the body's top level before At;
+    // every other use of VD in the body reads it.
+    const BinaryOperator *Def = nullptr;
+    for (const Access &A : Accesses) {
+      if (A.Var != VD || !A.Writes)
+        continue;
+      const auto *BO = dyn_cast_or_null<BinaryOperator>(parentOf(A.At));
+      if (Def || A.Reads || !BO || BO->getOpcode() != BO_Assign ||
+          BO->getLHS() != A.At || parentOf(BO) != For.getBody() ||
+          !SM.isBeforeInTranslationUnit(SM.getExpansionLoc(BO->getEndLoc()),
+                                        SM.getExpansionLoc(At->getBeginLoc())))
+        return std::nullopt;
+      Def = BO;
+    }
+    if (!Def)
+      return std::nullopt;
+    llvm::SmallVector<const Stmt *, 32> Work{For.getBody()};
+    while (!Work.empty()) {
+      const Stmt *S = Work.pop_back_val();
+      if (!S)
+        continue;
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(S);
+          DRE && DRE->getDecl() == VD && DRE != Def->getLHS() &&
+          !readsValue(DRE))
+        return std::nullopt;
+      llvm::append_range(Work, S->children());
+    }
+    return intPolyFromExpr(Def->getRHS(), Ctx, [&](const VarDecl *W) {
+      return Leaf(W, Depth + 1);
+    });
+  };
+  std::optional<IntPoly> P = intPolyFromExpr(
+      Index, Ctx, [&](const VarDecl *VD) { return Leaf(VD, 0); });
+  if (!P)
+    if (std::optional<int64_t> Offset = loopOffset(Ctx, Index, Var))
+      if (std::optional<IntPoly> C = IntPoly::constant(*Offset))
+        P = IntPoly::variable(Var).plus(*C);
+  if (!P)
+    return std::nullopt;
+  // An inner loop's variable takes other values in the other access.
+  if (llvm::any_of(Inner, [&](const auto &L) { return P->uses(L.first); }))
+    return std::nullopt;
+  return P;
+}
+
+/// Warns where an array is written at an element that another iteration
+/// reads: for each pair of a write and a read of the same array, each
+/// dimension's subscripts `a*i + w` and `a*i + r` (i the loop variable, w
+/// and r the same but for a constant) say that iteration i1 writes what
+/// iteration i2 reads only if i1 - i2 = (r - w) / a, which must be an
+/// integer and a multiple of the step; a dimension whose subscripts say
+/// nothing (an inner loop's variable, another coefficient) leaves the
+/// others to decide. Dimensions that ask for different distances, or for
+/// the same iteration, mean no dependence. Once per array.
+void LoopCheck::reportDependences() {
+  std::optional<int64_t> Step = 1;
+  if (const Expr *Inc = For.getInc())
+    if (auto Bin = asBinary(Inc)) {
+      const Expr *S = Bin->RHS;
+      if (Bin->Op == BO_Assign)
+        if (auto Sum = asBinary(Bin->RHS))
+          S = Sum->RHS;
+      Expr::EvalResult R;
+      Step.reset();
+      if (!S->isValueDependent() && S->EvaluateAsInt(R, Ctx) &&
+          R.Val.getInt().isRepresentableByInt64() &&
+          R.Val.getInt().getExtValue() != 0)
+        Step = R.Val.getInt().getExtValue();
+    }
+  // The distance i1 - i2 between the iteration writing W and the one
+  // reading R at the same element: a number (0: the same iteration), none
+  // (never the same element), or nullopt (anything: no dimension said).
+  auto Distance = [&](const Subscript &W,
+                      const Subscript &R) -> std::optional<int64_t> {
+    constexpr int64_t Never = INT64_MIN;
+    std::optional<int64_t> D;
+    for (size_t P = 0; P < W.Indices.size(); ++P) {
+      std::optional<IntPoly> PW = dependencePoly(W.Indices[P], W.At);
+      std::optional<IntPoly> PR = dependencePoly(R.Indices[P], R.At);
+      if (!PW || !PR)
+        continue;
+      auto SW = PW->splitLinear(Var), SR = PR->splitLinear(Var);
+      if (!SW || !SR || SW->second != SR->second)
+        continue;
+      std::optional<IntPoly> Diff = SR->first.minus(SW->first);
+      std::optional<int64_t> C = Diff ? Diff->getConstant() : std::nullopt;
+      if (!C)
+        continue;
+      int64_t A = SW->second;
+      if (A == 0) {
+        if (*C != 0)
+          return Never; // two invariant elements, never the same
+        continue;       // the same element in every iteration
+      }
+      if (*C % A != 0 || (Step && (*C / A) % *Step != 0))
+        return Never;
+      if (D && *D != *C / A)
+        return Never;
+      D = *C / A;
+    }
+    return D;
+  };
+  llvm::DenseSet<const VarDecl *> Warned;
+  for (const Subscript &R : Subscripts) {
+    if ((R.IsWrite && !R.AlsoReads) || Warned.count(R.Root))
+      continue;
+    for (const Subscript &W : Subscripts) {
+      if (!W.IsWrite || &W == &R || W.Root != R.Root ||
+          W.Indices.size() != R.Indices.size())
+        continue;
+      std::optional<int64_t> D = Distance(W, R);
+      if (!D || *D == 0 || *D == INT64_MIN)
+        continue;
+      report(Diags, R.At->getExprLoc(), Level::Warning,
+             "'%0' is written at '%1' and read at '%2' in the partitioned "
+             "loop: likely a loop-carried dependence")
+          << W.Root->getName() << text(W.At) << text(R.At);
+      report(Diags, W.At->getExprLoc(), Level::Note, "'%0' is written here")
+          << text(W.At);
+      Warned.insert(R.Root);
+      break;
+    }
+  }
+}
+
+} // namespace fpm::detail
