@@ -119,13 +119,42 @@ bool LoopCheck::checkHeader(CanonicalLoop &Loop) {
         << Var->getName();
     return false;
   }
-  if (Loop.Step && !Loop.Step->isValueDependent()) {
+  // The step's sign, when it is known at compile time.
+  std::optional<bool> StepUp;
+  if (!Loop.Step) {
+    StepUp = !Loop.StepNegated;
+  } else if (!Loop.Step->isValueDependent()) {
+    // The step as written, as the rewritten loop uses it: in `u += -1` on
+    // an unsigned u, Clang converts the -1 to UINT_MAX, but the step is -1.
     Expr::EvalResult R;
-    if (Loop.Step->EvaluateAsInt(R, Ctx) && R.Val.getInt().isZero()) {
-      report(Diags, Loop.Step->getBeginLoc(), Level::Error,
-             "loop not in canonical form: its step must not be zero");
-      return false;
+    if (Loop.Step->IgnoreImpCasts()->EvaluateAsInt(R, Ctx)) {
+      const llvm::APSInt &Value = R.Val.getInt();
+      if (Value.isZero()) {
+        report(Diags, Loop.Step->getBeginLoc(), Level::Error,
+               "loop not in canonical form: its step must not be zero");
+        return false;
+      }
+      StepUp = Value.isNegative() == Loop.StepNegated;
     }
+  }
+  // A step away from the bound: the loop runs no iteration, or never ends,
+  // or (an unsigned variable) wraps around past zero and stops there, as
+  // `for (unsigned u = 20; u < 1000u; --u)` does after 21. None of these is
+  // a split the runtime can make; refused as OpenMP compilers refuse it.
+  bool WantsUp =
+      Loop.Compare == LoopCompare::LT || Loop.Compare == LoopCompare::LE;
+  bool WantsDown =
+      Loop.Compare == LoopCompare::GT || Loop.Compare == LoopCompare::GE;
+  if (StepUp && ((WantsUp && !*StepUp) || (WantsDown && *StepUp))) {
+    report(Diags, Loop.Step ? Loop.Step->getBeginLoc() : Inc->getBeginLoc(),
+           Level::Error,
+           "loop not in canonical form: its increment must make '%0' %1 on "
+           "each iteration")
+        << Var->getName() << (WantsUp ? "increase" : "decrease");
+    report(Diags, Cond->IgnoreParenImpCasts()->getExprLoc(), Level::Note,
+           "the step must be %0 because of this test")
+        << (WantsUp ? "positive" : "negative");
+    return false;
   }
   return true;
 }

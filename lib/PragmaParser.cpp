@@ -27,6 +27,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/VirtualFileSystem.h"
+
+#include <optional>
 
 #include <optional>
 
@@ -704,6 +707,28 @@ bool parsePartitionClauses(Preprocessor &PP, ArrayRef<Token> Tokens,
   return ClauseParser(PP, Tokens, EndLoc, Pragma).parse();
 }
 
+/// What a file that is not a regular one is, for messages, as the runtime's
+/// readRegularFile says it; none for a regular file.
+static std::optional<StringRef> irregularKind(llvm::sys::fs::file_type Type) {
+  using llvm::sys::fs::file_type;
+  switch (Type) {
+  case file_type::regular_file:
+    return std::nullopt;
+  case file_type::directory_file:
+    return StringRef("a directory");
+  case file_type::fifo_file:
+    return StringRef("a FIFO");
+  case file_type::character_file:
+    return StringRef("a character device");
+  case file_type::block_file:
+    return StringRef("a block device");
+  case file_type::socket_file:
+    return StringRef("a socket");
+  default:
+    return StringRef("not a file");
+  }
+}
+
 bool loadKernel(Preprocessor &PP, PartitionPragma &Pragma) {
   if (Pragma.KernelName.empty())
     return true;
@@ -728,6 +753,15 @@ bool loadKernel(Preprocessor &PP, PartitionPragma &Pragma) {
   llvm::Expected<FileEntryRef> Entry = FM.getFileRef(Path);
   if (!Entry)
     return CannotRead(llvm::toString(Entry.takeError()));
+  // Only a regular file (or a link to one): opening a FIFO would wait for a
+  // writer, and a device such as /dev/zero never ends. Looked at before it
+  // is opened.
+  llvm::ErrorOr<llvm::vfs::Status> Status =
+      FM.getVirtualFileSystem().status(Path);
+  if (!Status)
+    return CannotRead(Status.getError().message());
+  if (std::optional<StringRef> Kind = irregularKind(Status->getType()))
+    return CannotRead(("not a regular file (" + *Kind + ")").str());
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Buffer =
       FM.getBufferForFile(*Entry);
   if (!Buffer)

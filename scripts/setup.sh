@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   # Toolchain: Clang/LLVM 19 (the rewriter links Clang; the runtime uses libomp).
   clang-19 libclang-19-dev llvm-19-dev llvm-19-tools libomp-19-dev clang-format-19
-  libclang-rt-19-dev  # sanitizer runtimes for the debug preset
+  libclang-rt-19-dev  # sanitizer and libFuzzer runtimes: the debug preset, test/fuzz, unit-asan/tsan
   cmake ninja-build python3
   # OpenCL through the ICD loader; PoCL is the OpenCL device where no GPU is.
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
@@ -15,6 +15,9 @@ packages=(
   # MPI for libfpmrt-mpi (one loop across the ranks of a job) and mpirun
   # for its tests.
   libopenmpi-dev openmpi-bin
+  # StarPU (built with OpenCL), the peer fpm-bench-starpu compares with; never
+  # a dependency of fpm itself. pkg-config finds it for CMake.
+  libstarpu-dev pkg-config
 )
 
 missing=()

@@ -11,7 +11,7 @@
 //    (LoopCall::part) on this process's PEs, planned there as today; the
 //    reductions' partial results come back by range instead of being
 //    applied, so that the caller folds every process's in range order;
-//  - storedPeModels(): the stored FPMs of the PEs such a call runs on, from
+//  - nodePes(): the stored FPMs of the PEs such a call runs on, from
 //    which a node-level FPM is derived (cluster/node_model.hpp);
 //  - setLoopRouter(): a function that every top-level fpm_parallel_* call of
 //    the process goes to instead (a pragma program under mpirun).

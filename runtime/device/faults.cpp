@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "device/faults.hpp"
+#include "support/text.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -41,7 +42,7 @@ parseInjectedFaults(std::string_view text,
     }
     if (!good)
       throw std::invalid_argument(
-          "FPM_INJECT_FAULT \"" + whole + "\": expected pe:k or " +
+          "FPM_INJECT_FAULT \"" + excerpt(whole) + "\": expected pe:k or " +
           "pe:k:wait (k >= 0; 0 is the program build), such as opencl0:3");
     faults.push_back(std::move(fault));
   }
@@ -52,8 +53,8 @@ parseInjectedFaults(std::string_view text,
       for (const std::string &id : knownPes)
         known += (known.empty() ? "" : ", ") + id;
       throw std::invalid_argument(
-          "FPM_INJECT_FAULT \"" + whole + "\": there is no PE '" + fault.pe +
-          "' to fail in this run (" +
+          "FPM_INJECT_FAULT \"" + excerpt(whole) + "\": there is no PE '" +
+          excerpt(fault.pe) + "' to fail in this run (" +
           (known.empty() ? std::string("no OpenCL device was found")
                          : "its OpenCL devices: " + known) +
           ")");

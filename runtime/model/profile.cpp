@@ -198,11 +198,21 @@ Profile readProfile(const std::filesystem::path &path) {
   return parseProfile(text, path.string());
 }
 
+std::string storedText(std::string_view text) {
+  const std::string written =
+      Json(std::string(text))
+          .dump(-1, ' ', false, Json::error_handler_t::replace);
+  return Json::parse(written).get<std::string>();
+}
+
 std::string formatProfile(const Profile &profile) {
   // Written by hand around nlohmann's number formatting so that each point
   // stays on one line, as a person editing the file expects.
+  // Names come from programs and drivers, and may hold bytes that are not
+  // UTF-8, which JSON cannot: each is written as U+FFFD (storedText()).
   auto field = [](const char *key, const Json &value) {
-    return "  " + Json(key).dump() + ": " + value.dump();
+    return "  " + Json(key).dump() + ": " +
+           value.dump(-1, ' ', false, Json::error_handler_t::replace);
   };
   std::string out = "{\n";
   out += field("format", ProfileFormat) + ",\n";

@@ -73,8 +73,15 @@ inline constexpr std::uintmax_t MaxProfileBytes = std::uintmax_t{16} << 20;
 /// of the name is an error naming it, never a hang. Throws ProfileError.
 Profile readProfile(const std::filesystem::path &path);
 
-/// Serialises a profile to JSON text (pretty, one point per line).
+/// Serialises a profile to JSON text (pretty, one point per line). A byte
+/// of a name that is not part of valid UTF-8 is written as U+FFFD.
 std::string formatProfile(const Profile &profile);
+
+/// `text` as formatProfile() writes it and parseProfile() reads it back:
+/// each byte that is not part of valid UTF-8 replaced by U+FFFD. A name
+/// read from a file is compared with the storedText() of the name asked
+/// for.
+std::string storedText(std::string_view text);
 
 /// Replaces `path` atomically: writes a temporary file in the same folder,
 /// flushes it, then renames it over `path`. Throws ProfileError.

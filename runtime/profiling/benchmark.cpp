@@ -12,11 +12,13 @@
 #include "exec/loop_state.hpp"
 #include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
+#include "support/text.hpp"
 
 #include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -26,8 +28,8 @@
 #include <exception>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 namespace fpm {
 
@@ -43,7 +45,7 @@ double parseNumber(std::string_view field, std::string_view text) {
   errno = 0;
   const double number = std::strtod(value.c_str(), &end);
   if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(number))
-    throw std::invalid_argument(std::string(field) + ": '" + value +
+    throw std::invalid_argument(std::string(field) + ": '" + excerpt(value) +
                                 "' is not a number");
   return number;
 }
@@ -51,7 +53,7 @@ double parseNumber(std::string_view field, std::string_view text) {
 int parseCount(std::string_view field, std::string_view text, int low) {
   const double number = parseNumber(field, text);
   if (number != std::floor(number) || number < low || number > 1e6)
-    throw std::invalid_argument(std::string(field) + ": '" + std::string(text) +
+    throw std::invalid_argument(std::string(field) + ": '" + excerpt(text) +
                                 "' is not an integer from " +
                                 std::to_string(low) + " to 1000000");
   return static_cast<int>(number);
@@ -71,7 +73,7 @@ BenchmarkSettings BenchmarkSettings::parse(std::string_view text) {
     const std::size_t equals = item.find('=');
     if (equals == std::string_view::npos)
       throw std::invalid_argument("expected field=value, got '" +
-                                  std::string(item) + "'");
+                                  excerpt(item) + "'");
     const std::string_view field = item.substr(0, equals);
     const std::string_view value = item.substr(equals + 1);
     if (field == "points") {
@@ -79,33 +81,33 @@ BenchmarkSettings BenchmarkSettings::parse(std::string_view text) {
     } else if (field == "error") {
       settings.error = parseNumber(field, value);
       if (!(settings.error > 0 && settings.error < 1))
-        throw std::invalid_argument("error: '" + std::string(value) +
+        throw std::invalid_argument("error: '" + excerpt(value) +
                                     "' is not between 0 and 1");
     } else if (field == "reps") {
       const std::size_t colon = value.find(':');
       if (colon == std::string_view::npos)
         throw std::invalid_argument("reps: expected MIN:MAX, got '" +
-                                    std::string(value) + "'");
+                                    excerpt(value) + "'");
       settings.minReps = parseCount(field, value.substr(0, colon), 1);
       settings.maxReps = parseCount(field, value.substr(colon + 1), 1);
       if (settings.minReps > settings.maxReps)
         throw std::invalid_argument("reps: MIN is above MAX in '" +
-                                    std::string(value) + "'");
+                                    excerpt(value) + "'");
     } else if (field == "time" || field == "budget") {
       const double seconds = parseNumber(field, value);
       if (!(seconds >= 0) || (field == "time" && seconds == 0))
         throw std::invalid_argument(std::string(field) + ": '" +
-                                    std::string(value) +
+                                    excerpt(value) +
                                     "' is not a positive number of seconds");
       (field == "time" ? settings.seconds : settings.budget) = seconds;
     } else if (field == "fresh") {
       if (value != "0" && value != "1")
-        throw std::invalid_argument("fresh: '" + std::string(value) +
+        throw std::invalid_argument("fresh: '" + excerpt(value) +
                                     "' is not 0 or 1");
       settings.fresh = value == "1";
     } else {
       throw std::invalid_argument(
-          "unknown field '" + std::string(field) +
+          "unknown field '" + excerpt(field) +
           "' (expected points, error, reps, time, budget or fresh)");
     }
   }
@@ -113,11 +115,17 @@ BenchmarkSettings BenchmarkSettings::parse(std::string_view text) {
 }
 
 std::string BenchmarkSettings::format() const {
-  std::ostringstream out;
-  out << "points=" << points << ",error=" << error << ",reps=" << minReps << ':'
-      << maxReps << ",time=" << seconds << ",budget=" << budget
-      << ",fresh=" << (fresh ? 1 : 0);
-  return out.str();
+  // Each number in its shortest form that reads back as the same double:
+  // a stream's six digits would turn error=0.123456789 into 0.123457.
+  auto number = [](double value) {
+    char text[32];
+    const auto [end, error] = std::to_chars(text, text + sizeof text, value);
+    return error == std::errc() ? std::string(text, end) : std::string("nan");
+  };
+  return "points=" + std::to_string(points) + ",error=" + number(error) +
+         ",reps=" + std::to_string(minReps) + ':' + std::to_string(maxReps) +
+         ",time=" + number(seconds) + ",budget=" + number(budget) +
+         ",fresh=" + (fresh ? "1" : "0");
 }
 
 std::optional<BenchmarkSettings> benchmarkSettings(std::string_view text) {

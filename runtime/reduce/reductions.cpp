@@ -84,7 +84,14 @@ template <class T> T combined(fpm_reduction_op op, T a, T b) {
   case FPM_REDUCE_ADD:
     return static_cast<T>(a + b);
   case FPM_REDUCE_MUL:
-    return static_cast<T>(a * b);
+    // An unsigned type narrower than int is promoted to int, where
+    // 65530 * 65532 overflows (UBSan): multiply in a wide unsigned type,
+    // modulo 2^N as the unsigned type's own arithmetic is meant to be.
+    if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>)
+      return static_cast<T>(static_cast<unsigned long long>(a) *
+                            static_cast<unsigned long long>(b));
+    else
+      return static_cast<T>(a * b);
   // As `a = b < a ? b : a` would: a NaN partial is kept only on the left.
   case FPM_REDUCE_MIN:
     return b < a ? b : a;

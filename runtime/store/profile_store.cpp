@@ -220,12 +220,13 @@ ProfilePoint pointOf(std::int64_t size, const Moments &moments) {
 /// or "" when nothing does.
 std::string mismatch(const Profile &profile, std::string_view loop,
                      std::string_view device) {
-  if (profile.kernel != loop)
+  // The file holds the names as JSON can: storedText().
+  if (profile.kernel != storedText(loop))
     return "its kernel is '" + excerpt(profile.kernel) + "', not '" +
-           std::string(loop) + "'";
-  if (profile.device != device)
+           excerpt(loop) + "'";
+  if (profile.device != storedText(device))
     return "its device is '" + excerpt(profile.device) + "', not '" +
-           std::string(device) + "'";
+           excerpt(device) + "'";
   return {};
 }
 
@@ -319,9 +320,11 @@ Samples::Samples(std::int64_t grain, std::size_t capacity)
 void Samples::add(std::int64_t size, double seconds) {
   if (size <= 0 || !std::isfinite(seconds) || seconds <= 0)
     return;
-  // Nearest multiple, halves up, without the overflow of size + grain / 2.
+  // Nearest multiple, halves up, without the overflow of size + grain / 2
+  // or of 2 * rest; down where up is past INT64_MAX.
   std::int64_t units = size / grain_;
-  if (2 * (size % grain_) >= grain_)
+  const std::int64_t rest = size % grain_;
+  if (rest >= grain_ - rest && units < INT64_MAX / grain_)
     ++units;
   std::int64_t bucket = std::max<std::int64_t>(units, 1) * grain_;
   double scaled =
@@ -379,6 +382,15 @@ Profile mergeProfiles(const Profile &stored,
           "a profile point needs a positive size and a finite time > 0 "
           "(and so a finite speed), got size " +
           std::to_string(point.size) + ", time " + std::to_string(point.time));
+    // What the reader refuses, the store must not write.
+    if ((point.reps && *point.reps < 1) ||
+        (point.ci && !(std::isfinite(*point.ci) && *point.ci >= 0)))
+      throw std::invalid_argument(
+          "a profile point's reps must be >= 1 and its ci finite and >= 0, "
+          "got reps " +
+          (point.reps ? std::to_string(*point.reps) : std::string("none")) +
+          ", ci " +
+          (point.ci ? std::to_string(*point.ci) : std::string("none")));
     auto [it, inserted] = bySize.emplace(point.size, point);
     if (!inserted)
       it->second =

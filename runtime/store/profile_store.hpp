@@ -102,7 +102,7 @@ private:
 /// INT64_MAX, and a ci too large for a double is the largest double. Points
 /// of new sizes are inserted in order. Throws std::invalid_argument for a
 /// fresh point that cannot be in a profile (size <= 0, time not finite and
-/// > 0).
+/// > 0, reps < 1, ci not finite and >= 0).
 Profile mergeProfiles(const Profile &stored,
                       std::span<const ProfilePoint> fresh);
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "support/environment.hpp"
+#include "support/text.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -28,9 +29,10 @@ std::optional<long> integerFromEnvironment(const char *name, long low,
   errno = 0;
   const long value = std::strtol(text, &end, 10);
   if (*end != '\0' || errno != 0 || value < low || value > high)
-    throw std::invalid_argument(
-        std::string(name) + " \"" + text + "\": expected an integer from " +
-        std::to_string(low) + " to " + std::to_string(high));
+    throw std::invalid_argument(std::string(name) + " \"" + excerpt(text) +
+                                "\": expected an integer from " +
+                                std::to_string(low) + " to " +
+                                std::to_string(high));
   return value;
 }
 
@@ -48,7 +50,7 @@ std::optional<bool> flagFromEnvironment(const char *name) {
   for (std::string_view off : {"0", "no", "false", "off"})
     if (lower == off)
       return false;
-  throw std::invalid_argument(std::string(name) + " \"" + text +
+  throw std::invalid_argument(std::string(name) + " \"" + excerpt(text) +
                               "\": expected 1, yes, true or on, or 0, no, "
                               "false or off");
 }

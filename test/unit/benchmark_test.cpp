@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fpm/fpm.h"
 #include "data/sections.hpp"
+#include "fpm/fpm.h"
 #include "profiling/benchmark.hpp"
 #include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
@@ -84,6 +84,31 @@ TEST(BenchmarkSettingsTest, RefusesBadFieldsNamingThem) {
   }
 }
 
+// Found by test/fuzz/settings_fuzzer.cpp: format() wrote six digits, so
+// fpm-profile handed its child FPM_BENCHMARK=error=0.123457 for 0.123456789.
+TEST(BenchmarkSettingsTest, FormatReadsBackAsTheSameNumbers) {
+  const BenchmarkSettings s = BenchmarkSettings::parse(
+      "error=0.123456789,time=1e-7,budget=12345.678901234");
+  const BenchmarkSettings again = BenchmarkSettings::parse(s.format());
+  EXPECT_EQ(again.error, 0.123456789);
+  EXPECT_EQ(again.seconds, 1e-7);
+  EXPECT_EQ(again.budget, 12345.678901234);
+}
+
+TEST(BenchmarkSettingsTest, EchoesTheStartOfALongBadValue) {
+  const std::string value(100000, '7');
+  for (const std::string &text :
+       {"points=" + value, "error=x" + value, "speed" + value + "=1",
+        "reps=" + value, "fresh=" + value, value}) {
+    try {
+      BenchmarkSettings::parse(text);
+      ADD_FAILURE() << "accepted";
+    } catch (const std::invalid_argument &error) {
+      EXPECT_LT(std::string(error.what()).size(), 200u) << error.what();
+    }
+  }
+}
+
 TEST(BenchmarkSettingsTest, ComesFromTheEnvironment) {
   {
     ScopedEnv unset("FPM_BENCHMARK", std::nullopt);
@@ -96,7 +121,8 @@ TEST(BenchmarkSettingsTest, ComesFromTheEnvironment) {
   {
     ScopedEnv on("FPM_BENCHMARK", "points=3");
     ASSERT_TRUE(benchmarkSettings(fpm::readLoopEnvironment().benchmark));
-    EXPECT_EQ(benchmarkSettings(fpm::readLoopEnvironment().benchmark)->points, 3);
+    EXPECT_EQ(benchmarkSettings(fpm::readLoopEnvironment().benchmark)->points,
+              3);
   }
   {
     ScopedEnv bad("FPM_BENCHMARK", "points=x");

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "device/faults.hpp"
 #include "exec/exec.hpp"
 #include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"
@@ -909,6 +910,37 @@ TEST(Environment, EveryReaderTakesEmptyForUnset) {
                std::invalid_argument);
   EXPECT_THROW(fpm::flagFromEnvironment("FPM_TEST_VARIABLE"),
                std::invalid_argument);
+}
+
+TEST(Environment, InjectFaultEchoesTheStartOfALongList) {
+  const std::string known[] = {"opencl0"};
+  for (const std::string &text :
+       {std::string(100000, 'x'), "opencl0:1," + std::string(100000, 'x'),
+        std::string(100000, 'p') + ":1"}) {
+    try {
+      fpm::parseInjectedFaults(text, known);
+      ADD_FAILURE() << "accepted";
+    } catch (const std::invalid_argument &error) {
+      EXPECT_LT(std::string(error.what()).size(), 400u) << error.what();
+    }
+  }
+}
+
+TEST(Environment, AnErrorEchoesTheStartOfALongValue) {
+  ScopedEnv set("FPM_TEST_VARIABLE", std::string(100000, '9'));
+  for (int reader = 0; reader < 2; ++reader) {
+    try {
+      if (reader == 0)
+        fpm::integerFromEnvironment("FPM_TEST_VARIABLE", 0, 9);
+      else
+        fpm::flagFromEnvironment("FPM_TEST_VARIABLE");
+      ADD_FAILURE() << "accepted";
+    } catch (const std::invalid_argument &error) {
+      const std::string message = error.what();
+      EXPECT_TRUE(message.starts_with("FPM_TEST_VARIABLE \"9999")) << message;
+      EXPECT_LT(message.size(), 200u) << message;
+    }
+  }
 }
 
 /// Iterations of 2 us, 8 times longer on thread 0 while `slowZero` is set:

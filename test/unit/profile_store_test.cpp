@@ -152,6 +152,28 @@ TEST(ProfileStoreSamples, BucketsSizesToTheGrain) {
   EXPECT_DOUBLE_EQ(points[1].time, (2.56 + 2.0) / 2);
 }
 
+// Found by test/fuzz/store_fuzzer.cpp: a grain above 2^62 overflowed
+// 2 * (size % grain) (UBSan), and rounding up could pass INT64_MAX.
+TEST(ProfileStoreSamples, HugeGrainsRoundWithoutOverflow) {
+  constexpr std::int64_t Most = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t grain = (std::int64_t{1} << 62) + 1;
+  Samples samples(grain);
+  samples.add(Most, 1.0);      // 1.99.. grains: up to 2 is past INT64_MAX
+  samples.add(grain + 5, 1.0); // 1.00.. grains: one
+  samples.add(grain / 2, 1.0); // just below half a grain: still one
+  std::vector<ProfilePoint> points = samples.summarize();
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].size, grain);
+  EXPECT_EQ(points[0].reps, 3);
+
+  Samples whole(Most);
+  whole.add(Most - 1, 1.0);
+  whole.add(1, 1.0);
+  points = whole.summarize();
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].size, Most);
+}
+
 TEST(ProfileStoreSamples, AnOutlierDoesNotMoveTheMean) {
   std::vector<double> times;
   for (int i = 0; i < 20; ++i)
@@ -263,6 +285,14 @@ TEST(ProfileStoreMerge, PoolsPointsOfEqualSize) {
   // A time whose speed is infinite could not be read back.
   ProfilePoint tiny[] = {point(8, 5e-324)};
   EXPECT_THROW(mergeProfiles(stored, tiny), std::invalid_argument);
+  // Nor could reps below 1 or a ci that is negative or not finite (found
+  // by test/fuzz/store_fuzzer.cpp: merge wrote them, load refused them).
+  for (ProfilePoint bad :
+       {point(8, 1.0, 0), point(8, 1.0, -3), point(8, 1.0, 2, -0.5),
+        point(8, 1.0, 2, NAN), point(8, 1.0, 2, INFINITY)}) {
+    ProfilePoint one[] = {bad};
+    EXPECT_THROW(mergeProfiles(stored, one), std::invalid_argument);
+  }
 }
 
 TEST(ProfileStoreMerge, PoolingSummariesEqualsSummarizingAllSamples) {
@@ -433,6 +463,28 @@ TEST(ProfileStoreMerge, CreatesTheFolderAndPoolsWithTheStoredFile) {
   EXPECT_DOUBLE_EQ(loaded->points[0].time, 2.5);
   EXPECT_EQ(loaded->points[1].reps, 1);
   EXPECT_EQ(loaded->points[2].size, 256);
+}
+
+// Found by test/fuzz/store_fuzzer.cpp: a name that is not UTF-8 (a loop
+// in a file named in Latin-1, a driver's device name) made formatProfile
+// throw nlohmann's type_error, which ended the program.
+TEST(ProfileStoreMerge, NamesThatAreNotUtf8AreStoredAndFoundAgain) {
+  TempDir dir;
+  ProfileStore store(dir.path());
+  const std::string loop = "caf\xe9.c:12", device = "opencl\xff";
+  const ProfilePoint points[] = {point(64, 1.0, 2, 0.1)};
+  store.merge(loop, device, "GPU \xc3", points);
+  store.merge(loop, device, "", points);
+  const std::optional<Profile> loaded = store.load(loop, device);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->kernel, "caf\uFFFD.c:12");
+  EXPECT_EQ(loaded->device, "opencl\uFFFD");
+  EXPECT_EQ(loaded->deviceName, "GPU \uFFFD");
+  EXPECT_EQ(loaded->points[0].reps, 4);
+  EXPECT_EQ(storedText(loop), loaded->kernel);
+  EXPECT_EQ(storedText("plain"), "plain");
+  // Another name that reads the same is still a file of its own.
+  EXPECT_FALSE(store.load("caf\xe8.c:12", device));
 }
 
 TEST(ProfileStoreMerge, ReplaceDropsTheStoredPoints) {
