@@ -12,6 +12,9 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   # MINPACK's HYBRJ, JSON, tests and benchmarks.
   libcminpack-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # MPI for libfpmrt-mpi (one loop across the ranks of a job) and mpirun
+  # for its tests.
+  libopenmpi-dev openmpi-bin
   # StarPU (built with OpenCL), the peer fpm-bench-starpu compares with; never
   # a dependency of fpm itself. pkg-config finds it for CMake.
   libstarpu-dev pkg-config

@@ -13,14 +13,19 @@
 
 #include "fpm/fpm.h"
 
+#include "api/part.hpp"
 #include "data/sections.hpp"
 #include "exec/devices.hpp"
 #include "exec/exec.hpp"
+#include "exec/loop_pes.hpp"
 #include "profiling/benchmark.hpp"
 #include "reduce/reductions.hpp"
+#include "store/online_profiles.hpp"
 #include "support/environment.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -81,12 +86,23 @@ std::vector<fpm::Reduction> checkReductions(std::span<const fpm_reduction> list,
   return reductions;
 }
 
+/// The router of every top-level call (setLoopRouter), and how many routed
+/// calls run now: a loop nested in a routed loop's body runs locally.
+std::atomic<fpm::LoopRouter> router{nullptr};
+std::atomic<int> routing{0};
+
 /// fpm_parallel_for_kernel and fpm_parallel_reduce: `reduceBody` with
-/// `reductions`, else `body`.
-int parallelFor(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
-                fpm_reduce_body_fn reduceBody, void *context,
-                std::span<const fpm_reduction> reductionList,
-                const fpm_kernel *kernel) {
+/// `reductions`, else `body`; iterations `part` only when set, and then the
+/// reductions' partials go to `outcome` instead of the variables.
+int runCall(const fpm::LoopArguments &arguments, std::optional<fpm::Range> part,
+            fpm::PartOutcome *outcome) {
+  const fpm_loop *loop = arguments.loop;
+  const int64_t trip_count = arguments.tripCount;
+  const fpm_body_fn body = arguments.body;
+  const fpm_reduce_body_fn reduceBody = arguments.reduceBody;
+  void *const context = arguments.context;
+  const std::span<const fpm_reduction> reductionList = arguments.reductions;
+  const fpm_kernel *const kernel = arguments.kernel;
   try {
     const fpm_loop defaults{};
     const fpm_loop &info = loop ? *loop : defaults;
@@ -97,6 +113,7 @@ int parallelFor(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
     call.line = info.line;
     call.grain = info.grain;
     call.tripCount = trip_count;
+    call.part = part;
     call.body = body;
     call.context = context;
     call.verbose = environment.verbose;
@@ -164,11 +181,20 @@ int parallelFor(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
           }
           fpm::benchmarkLoop(benchmarked, *settings);
         }
+      const auto start = std::chrono::steady_clock::now();
       const fpm::LoopStatus status = fpm::runLoop(call);
       if (status == fpm::LoopStatus::Stopped)
         return fail(FPM_ERROR_STOPPED, "a body stopped the loop");
-      if (partials)
+      if (outcome) {
+        outcome->seconds = std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start)
+                               .count();
+        if (partials)
+          for (auto &[range, values] : partials->records())
+            outcome->partials.push_back({range, std::move(values)});
+      } else if (partials) {
         partials->apply();
+      }
       return FPM_OK;
     } catch (const std::invalid_argument &error) {
       // Name where a bad schedule came from: the user set it, not the code.
@@ -187,12 +213,88 @@ int parallelFor(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
   }
 }
 
+/// A top-level call: to the router when there is one.
+int parallelFor(const fpm::LoopArguments &arguments) {
+  if (const fpm::LoopRouter route = router.load(); route) {
+    if (routing.fetch_add(1) == 0) {
+      struct Leave {
+        ~Leave() { routing.fetch_sub(1); }
+      } leave;
+      return route(arguments);
+    }
+    routing.fetch_sub(1);
+  }
+  return runCall(arguments, std::nullopt, nullptr);
+}
+
 } // namespace
+
+int fpm::runLoopPart(const LoopArguments &arguments, Range part,
+                     PartOutcome &outcome) {
+  outcome = {};
+  return runCall(arguments, part, &outcome);
+}
+
+int fpm::runLoopHere(const LoopArguments &arguments) {
+  return runCall(arguments, std::nullopt, nullptr);
+}
+
+void fpm::setLoopRouter(LoopRouter route) { router.store(route); }
+
+int fpm::setLastError(int status, std::string message) {
+  return fail(status, std::move(message));
+}
+
+fpm::NodePes fpm::nodePes(const LoopArguments &arguments) {
+  NodePes node;
+  node.workers = cpuThreads();
+  try {
+    const fpm_loop defaults{};
+    const fpm_loop &info = arguments.loop ? *arguments.loop : defaults;
+    const LoopEnvironment environment = readLoopEnvironment();
+    LoopCall call;
+    call.name = view(info.name);
+    call.tripCount = arguments.tripCount;
+    call.devices = !environment.devices.empty()
+                       ? parseDevices(environment.devices, "FPM_DEVICES")
+                       : parseDevices(view(info.devices), "devices");
+    std::optional<KernelSpec> spec;
+    if (arguments.kernel && arguments.tripCount > 0)
+      spec = makeKernelSpec(*arguments.kernel, arguments.tripCount);
+    call.kernel = spec ? &*spec : nullptr;
+    std::vector<LoopPe> pes;
+    if (call.kernel && call.devices.wantsOpenCl())
+      pes = coexecutionPes(call);
+    if (pes.empty())
+      pes.push_back({std::string(CpuProfileId), "", cpuThreads()});
+    node.workers = 0;
+    for (const LoopPe &pe : pes)
+      node.workers += pe.id == CpuProfileId ? pe.threads : 1;
+    if (call.name.empty())
+      return node;
+    const std::string loop(call.name);
+    for (const LoopPe &pe : pes) {
+      std::optional<Profile> stored = storedProfile(loop, pe.id);
+      if (!stored) {
+        node.models.clear();
+        return node;
+      }
+      // One CPU thread's FPM: a team of c runs c*w in the time of w.
+      if (pe.id == CpuProfileId)
+        for (ProfilePoint &point : stored->points)
+          point.size *= pe.threads;
+      node.models.push_back(std::move(*stored));
+    }
+  } catch (const std::exception &) {
+    node.models.clear(); // the call itself reports a bad setting
+  }
+  return node;
+}
 
 extern "C" int fpm_parallel_for_kernel(const fpm_loop *loop, int64_t trip_count,
                                        fpm_body_fn body, void *context,
                                        const fpm_kernel *kernel) {
-  return parallelFor(loop, trip_count, body, nullptr, context, {}, kernel);
+  return parallelFor({loop, trip_count, body, nullptr, context, {}, kernel});
 }
 
 extern "C" int fpm_parallel_reduce(const fpm_loop *loop, int64_t trip_count,
@@ -205,8 +307,13 @@ extern "C" int fpm_parallel_reduce(const fpm_loop *loop, int64_t trip_count,
                     std::to_string(count) + ")");
   if (!body)
     return fail(FPM_ERROR_INVALID_ARGUMENT, "the loop has no body");
-  return parallelFor(loop, trip_count, nullptr, body, context,
-                     {reductions, static_cast<std::size_t>(count)}, kernel);
+  return parallelFor({loop,
+                      trip_count,
+                      nullptr,
+                      body,
+                      context,
+                      {reductions, static_cast<std::size_t>(count)},
+                      kernel});
 }
 
 extern "C" fpm_arg fpm_scalar_arg(const void *value, size_t size) {

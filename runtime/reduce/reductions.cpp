@@ -203,6 +203,18 @@ void ReductionPartials::apply() const {
   }
 }
 
+std::vector<std::pair<Range, std::vector<ScalarValue>>>
+ReductionPartials::records() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<Range, std::vector<ScalarValue>>> sorted;
+  for (const Record &record : records_)
+    sorted.emplace_back(record.range, record.values);
+  std::sort(sorted.begin(), sorted.end(), [](const auto &a, const auto &b) {
+    return a.first.begin < b.first.begin;
+  });
+  return sorted;
+}
+
 int runReduceChunk(std::int64_t begin, std::int64_t end, void *context) noexcept
     try {
   const auto &call = *static_cast<const ReduceCall *>(context);

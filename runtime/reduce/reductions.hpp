@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <mutex>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace fpm {
@@ -63,6 +64,9 @@ public:
   /// Folds the partials, in the order of their ranges, into each variable:
   /// variable = ((variable op p_0) op p_1) op ...
   void apply() const;
+  /// Every range's partial results so far, in the order of their ranges
+  /// (what apply() folds), e.g. to fold them in another process.
+  std::vector<std::pair<Range, std::vector<ScalarValue>>> records() const;
 
 private:
   struct Record {

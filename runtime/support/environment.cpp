@@ -79,4 +79,35 @@ OpenClEnvironment readOpenClEnvironment() {
   return environment;
 }
 
+MpiEnvironment readMpiEnvironment() {
+  MpiEnvironment environment;
+  environment.allStdout =
+      flagFromEnvironment("FPM_MPI_ALL_STDOUT").value_or(false);
+  if (const char *slow = textFromEnvironment("FPM_TEST_SLOW_RANK")) {
+    const std::string text(slow);
+    const std::size_t colon = text.find(':');
+    char *end = nullptr;
+    errno = 0;
+    MpiEnvironment::SlowRank rank;
+    bool good = colon != std::string::npos && colon > 0;
+    if (good) {
+      rank.rank = std::strtol(text.c_str(), &end, 10);
+      good = errno == 0 && end == text.c_str() + colon && rank.rank >= 0;
+    }
+    if (good) {
+      const char *factor = text.c_str() + colon + 1;
+      rank.factor = std::strtod(factor, &end);
+      good = errno == 0 && end != factor && *end == '\0' && rank.factor >= 1 &&
+             rank.factor <= 1000;
+    }
+    if (!good)
+      throw std::invalid_argument(
+          "FPM_TEST_SLOW_RANK: expected RANK:FACTOR with a rank >= 0 and a "
+          "factor in [1, 1000], got '" +
+          text + "'");
+    environment.slowRank = rank;
+  }
+  return environment;
+}
+
 } // namespace fpm

@@ -47,6 +47,23 @@ struct OpenClEnvironment {
 /// Reads them, as readLoopEnvironment() does.
 OpenClEnvironment readOpenClEnvironment();
 
+/// The variables of libfpmrt-mpi (runtime/mpi/), read when a process joins
+/// a cluster loop.
+struct MpiEnvironment {
+  /// FPM_MPI_ALL_STDOUT: keep every rank's stdout (default: only rank 0's,
+  /// for a pragma program whose loops the runtime spreads over the ranks).
+  bool allStdout = false;
+  /// FPM_TEST_SLOW_RANK=r:f (tests only): rank r runs f >= 1 times slower
+  /// than it does (it sleeps f-1 times each part's time after it).
+  struct SlowRank {
+    long rank = 0;
+    double factor = 1;
+  };
+  std::optional<SlowRank> slowRank;
+};
+/// Reads them, as readLoopEnvironment() does.
+MpiEnvironment readMpiEnvironment();
+
 /// The value of environment variable `name`, or null when it is unset or
 /// empty: an empty value counts as unset everywhere (as the XDG
 /// specification asks of its variables).

@@ -1,0 +1,308 @@
+/* End-to-end test of libfpmrt-mpi's collective calls (fpm/fpm_mpi.h), run
+ * by CTest under mpirun with 1, 2 and 3 ranks (test/mpi/CMakeLists.txt):
+ *
+ *   mpi_loops check SCHEDULE...  every loop below with each schedule, twice
+ *                                (the second call plans on what the first
+ *                                measured); every rank's arrays must equal
+ *                                the serial loop's bit for bit, reductions
+ *                                hold the same bits on every rank
+ *   mpi_loops slow               an `auto` loop called 4 times with one rank
+ *                                made slow (FPM_TEST_SLOW_RANK): from call
+ *                                2 on, the slow rank runs fewer iterations
+ *                                than each of the others
+ *   mpi_loops kernel             loop A with its OpenCL kernel, 4 calls,
+ *                                rank 0 with every OpenCL device beside its
+ *                                CPU team, the others CPU-only
+ *
+ * Prints "mpi_loops: ok" on rank 0 and exits 0 on success; any mismatch is
+ * reported on stderr and exits 1 on every rank. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include "fpm/fpm_mpi.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, ranks;
+
+static void fail(const char *what, const char *schedule) {
+  fprintf(stderr, "mpi_loops: rank %d: %s (schedule '%s')\n", rank, what,
+          schedule);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static void check(int status, const char *loop, const char *schedule) {
+  if (status != FPM_OK) {
+    char message[512];
+    snprintf(message, sizeof message, "%s: %s", loop, fpm_last_error());
+    fail(message, schedule);
+  }
+}
+
+/* Loop A: row i of an n-column table, [i*n, i*n + n): contiguous. */
+enum { RowsN = 7 };
+static int64_t rowValue(int64_t i, int64_t j) {
+  return (i * 31 + j * 17) % 1009 * 3 + 1;
+}
+static int rowsBody(int64_t begin, int64_t end, void *context) {
+  int64_t *out = context;
+  for (int64_t i = begin; i < end; ++i)
+    for (int64_t j = 0; j < RowsN; ++j)
+      out[i * RowsN + j] = rowValue(i, j);
+  return 0;
+}
+static const char *rowsKernel =
+    "__kernel void rows(__global long *out, long n) {\n"
+    "  long i = get_global_id(0);\n"
+    "  for (long j = 0; j < n; ++j)\n"
+    "    out[i * n + j] = (i * 31 + j * 17) % 1009 * 3 + 1;\n"
+    "}\n";
+
+/* Loop B: 2 doubles every 5, from element 3: sections apart (a
+   rectangle); the gaps keep what they held. */
+static int gapsBody(int64_t begin, int64_t end, void *context) {
+  double *out = context;
+  for (int64_t k = begin; k < end; ++k) {
+    out[3 + k * 5] = sin((double)k) * (double)k;
+    out[3 + k * 5 + 1] = cos((double)k) / (double)(k + 1);
+  }
+  return 0;
+}
+
+/* Loop C: a[T-1-k] read and written, running down the array. */
+static int downBody(int64_t begin, int64_t end, void *context) {
+  int64_t *a = context;
+  int64_t last = a[0]; /* a[0] holds T-1, never written */
+  for (int64_t k = begin; k < end; ++k)
+    if (last - k > 0)
+      a[last - k] = a[last - k] * 2 + k;
+  return 0;
+}
+
+/* Loop D: reads x[k], reduces a sum and a maximum. */
+static int reduceBody(int64_t begin, int64_t end, void *context,
+                      void *const *partials) {
+  const double *x = context;
+  double *sum = partials[0];
+  int64_t *top = partials[1];
+  for (int64_t k = begin; k < end; ++k) {
+    *sum += x[k] * 0.1;
+    int64_t v = (k * 7919) % 10007;
+    if (v > *top)
+      *top = v;
+  }
+  return 0;
+}
+
+/* Loop E: no data clauses: runs whole on every rank. */
+static int wholeBody(int64_t begin, int64_t end, void *context) {
+  int64_t *out = context;
+  for (int64_t k = begin; k < end; ++k)
+    out[k] = k * 3;
+  return 0;
+}
+
+static fpm_arg array(int kind, void *data, size_t size, int64_t length,
+                     int64_t offset, int64_t stride, int64_t count) {
+  fpm_arg arg;
+  memset(&arg, 0, sizeof arg);
+  arg.kind = kind;
+  arg.data = data;
+  arg.size = size;
+  arg.length = length;
+  arg.offset = offset;
+  arg.stride = stride;
+  arg.count = count;
+  return arg;
+}
+
+/* Loop A over T rows, with its kernel when `kernel`; checked. */
+static void runRows(const char *schedule, int64_t T, int kernel) {
+  int64_t *out = calloc((size_t)(T * RowsN), sizeof *out);
+  fpm_arg data =
+      array(FPM_ARG_OUT, out, sizeof *out, T * RowsN, 0, RowsN, RowsN);
+  int64_t n = RowsN;
+  fpm_arg args[2] = {data, fpm_scalar_arg(&n, sizeof n)};
+  fpm_kernel k;
+  memset(&k, 0, sizeof k);
+  k.source = rowsKernel;
+  k.name = "rows";
+  k.args = args;
+  k.arg_count = 2;
+  fpm_loop loop;
+  memset(&loop, 0, sizeof loop);
+  loop.name = kernel ? "mpi.rows.kernel" : "mpi.rows";
+  loop.schedule = schedule;
+  loop.data = &data;
+  loop.data_count = 1;
+  check(fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, T, rowsBody, out,
+                             kernel ? &k : NULL),
+        "loop A", schedule);
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t j = 0; j < RowsN; ++j)
+      if (out[i * RowsN + j] != rowValue(i, j))
+        fail("loop A: a row differs from the serial loop's", schedule);
+  free(out);
+}
+
+static void checkSchedule(const char *schedule) {
+  const int64_t T = 997;
+  runRows(schedule, T, 0);
+
+  /* B */
+  int64_t lengthB = 3 + T * 5;
+  double *gaps = malloc(sizeof(double) * (size_t)lengthB);
+  double *serialGaps = malloc(sizeof(double) * (size_t)lengthB);
+  for (int64_t i = 0; i < lengthB; ++i)
+    gaps[i] = serialGaps[i] = -1.0 - (double)i;
+  gapsBody(0, T, serialGaps);
+  fpm_arg dataB = array(FPM_ARG_OUT, gaps, sizeof(double), lengthB, 3, 5, 2);
+  fpm_loop loop;
+  memset(&loop, 0, sizeof loop);
+  loop.name = "mpi.gaps";
+  loop.schedule = schedule;
+  loop.data = &dataB;
+  loop.data_count = 1;
+  check(fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, T, gapsBody, gaps, NULL),
+        "loop B", schedule);
+  if (memcmp(gaps, serialGaps, sizeof(double) * (size_t)lengthB) != 0)
+    fail("loop B: the array differs from the serial loop's", schedule);
+  free(gaps);
+  free(serialGaps);
+
+  /* C */
+  int64_t *down = malloc(sizeof(int64_t) * (size_t)T);
+  int64_t *serialDown = malloc(sizeof(int64_t) * (size_t)T);
+  for (int64_t i = 0; i < T; ++i)
+    down[i] = serialDown[i] = i * 5 + 1;
+  down[0] = serialDown[0] = T - 1;
+  downBody(0, T - 1, serialDown);
+  fpm_arg dataC = array(FPM_ARG_INOUT, down, sizeof(int64_t), T, T - 1, -1, 1);
+  loop.name = "mpi.down";
+  loop.data = &dataC;
+  /* T-1 iterations: iteration k writes a[T-1-k], never a[0]. */
+  check(
+      fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, T - 1, downBody, down, NULL),
+      "loop C", schedule);
+  if (memcmp(down, serialDown, sizeof(int64_t) * (size_t)T) != 0)
+    fail("loop C: the array differs from the serial loop's", schedule);
+  free(down);
+  free(serialDown);
+
+  /* D */
+  double *x = malloc(sizeof(double) * (size_t)T);
+  for (int64_t i = 0; i < T; ++i)
+    x[i] = 1.0 / (double)(i + 1);
+  double sum = 0.5, serialSum = 0.5;
+  int64_t top = -1, serialTop = -1;
+  {
+    void *partials[2] = {&serialSum, &serialTop};
+    reduceBody(0, T, x, partials);
+  }
+  fpm_arg dataD = array(FPM_ARG_IN, x, sizeof(double), T, 0, 1, 1);
+  fpm_reduction reductions[2] = {{FPM_REDUCE_ADD, FPM_TYPE_DOUBLE, &sum},
+                                 {FPM_REDUCE_MAX, FPM_TYPE_INT64, &top}};
+  loop.name = "mpi.reduce";
+  loop.data = &dataD;
+  check(fpm_mpi_parallel_reduce(MPI_COMM_WORLD, &loop, T, reduceBody, x,
+                                reductions, 2, NULL),
+        "loop D", schedule);
+  if (top != serialTop)
+    fail("loop D: the maximum differs from the serial loop's", schedule);
+  if (fabs(sum - serialSum) > 1e-12 * fabs(serialSum))
+    fail("loop D: the sum is not the serial loop's", schedule);
+  double rootSum = sum;
+  MPI_Bcast(&rootSum, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (memcmp(&rootSum, &sum, sizeof sum) != 0)
+    fail("loop D: the sum's bits differ from rank 0's", schedule);
+  free(x);
+
+  /* E */
+  int64_t *whole = calloc((size_t)T, sizeof *whole);
+  loop.name = "mpi.whole";
+  loop.data = NULL;
+  loop.data_count = 0;
+  check(fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, T, wholeBody, whole, NULL),
+        "loop E", schedule);
+  for (int64_t k = 0; k < T; ++k)
+    if (whole[k] != k * 3)
+      fail("loop E: the array differs from the serial loop's", schedule);
+  free(whole);
+}
+
+/* Counts the iterations this rank runs. */
+static int countBody(int64_t begin, int64_t end, void *context) {
+  int64_t *out = context;
+  for (int64_t k = begin; k < end; ++k) {
+    double v = 0;
+    for (int j = 0; j < 2000; ++j)
+      v += sin((double)(k + j));
+    out[k] = (int64_t)(v * 1000);
+  }
+  __atomic_fetch_add(&out[-1], end - begin, __ATOMIC_RELAXED);
+  return 0;
+}
+
+static void checkSlowRank(void) {
+  const int64_t T = 4000;
+  int64_t *buffer = calloc((size_t)T + 1, sizeof *buffer);
+  int64_t *out = buffer + 1;
+  fpm_arg data = array(FPM_ARG_OUT, out, sizeof *out, T, 0, 1, 1);
+  fpm_loop loop;
+  memset(&loop, 0, sizeof loop);
+  loop.name = "mpi.slow";
+  loop.data = &data;
+  loop.data_count = 1;
+  int64_t *counts = malloc(sizeof(int64_t) * (size_t)ranks);
+  for (int call = 1; call <= 4; ++call) {
+    buffer[0] = 0;
+    check(fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, T, countBody, out, NULL),
+          "slow loop", "auto");
+    MPI_Allgather(&buffer[0], 1, MPI_INT64_T, counts, 1, MPI_INT64_T,
+                  MPI_COMM_WORLD);
+    if (rank == 0) {
+      printf("mpi_loops: call %d: iterations by rank:", call);
+      for (int r = 0; r < ranks; ++r)
+        printf(" %lld", (long long)counts[r]);
+      printf("\n");
+    }
+    if (call >= 2 && ranks >= 2)
+      for (int r = 0; r < ranks; ++r)
+        if (r != 1 && counts[1] >= counts[r])
+          fail("the slow rank 1 did not get a smaller share", "auto");
+  }
+  free(counts);
+  free(buffer);
+}
+
+int main(int argc, char **argv) {
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (argc < 2) {
+    fprintf(stderr, "usage: mpi_loops check SCHEDULE... | slow | kernel\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  if (strcmp(argv[1], "check") == 0) {
+    for (int i = 2; i < argc; ++i)
+      for (int call = 0; call < 2; ++call)
+        checkSchedule(argv[i]);
+  } else if (strcmp(argv[1], "slow") == 0) {
+    checkSlowRank();
+  } else if (strcmp(argv[1], "kernel") == 0) {
+    /* Unlike nodes: rank 0 runs the CPU team and the OpenCL devices (PoCL
+       where there is no GPU), the others the CPU team alone. */
+    setenv("FPM_DEVICES", rank == 0 ? "all" : "cpu", 1);
+    for (int call = 0; call < 4; ++call)
+      runRows(argc > 2 ? argv[2] : "auto", 20011, 1);
+  } else {
+    fprintf(stderr, "mpi_loops: unknown mode '%s'\n", argv[1]);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  if (rank == 0)
+    printf("mpi_loops: ok\n");
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,55 @@
+#!/bin/sh
+# Runs an MPI test under mpirun on this one machine, or skips it (exit 77,
+# CTest's SKIP_RETURN_CODE) with a message saying why when there is no
+# mpirun: never a silent pass.
+#   run-mpi.sh MPIEXEC PROFILE_DIR [--expect ERE]... MPIRUN_ARGUMENTS...
+# Passes when mpirun exits 0 and its output (stdout and stderr) has a line
+# matching each --expect.
+mpiexec=$1
+profiles=$2
+shift 2
+expects=""
+while [ "$1" = "--expect" ]; do
+  expects="$expects$2
+"
+  shift 2
+done
+if [ -z "$mpiexec" ] || ! command -v "$mpiexec" >/dev/null 2>&1; then
+  echo "SKIP: no mpirun (MPIEXEC_EXECUTABLE '$mpiexec'); install openmpi-bin (scripts/setup.sh)"
+  exit 77
+fi
+# Each run learns from nothing: profiles of an earlier run would change
+# the path a loop takes.
+rm -rf "$profiles"
+export FPM_PROFILE_DIR="$profiles"
+# Ranks share the machine's cores: one OpenMP thread each.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+# CI containers run as root; Open MPI refuses that unless told (even to
+# say its version). Other MPIs ignore these.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+extra=""
+if "$mpiexec" --version 2>&1 | grep -Eq "Open MPI|OpenRTE|open-mpi"; then
+  # One machine: shared memory between ranks, without the single-copy
+  # (CMA) mechanism, which needs ptrace rights that containers often
+  # withhold; and no probing of InfiniBand or TCP interfaces.
+  export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+  # More ranks than cores (this machine has two).
+  extra="--oversubscribe"
+fi
+output=$(mktemp)
+trap 'rm -f "$output"' EXIT
+"$mpiexec" $extra "$@" >"$output" 2>&1
+status=$?
+cat "$output"
+if [ $status -ne 0 ]; then
+  echo "run-mpi.sh: mpirun exited with $status"
+  exit 1
+fi
+printf '%s' "$expects" | while IFS= read -r pattern; do
+  [ -z "$pattern" ] && continue
+  if ! grep -Eq -- "$pattern" "$output"; then
+    echo "run-mpi.sh: no line matches '$pattern'"
+    exit 1
+  fi
+done || exit 1
+exit 0
