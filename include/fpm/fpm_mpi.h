@@ -15,8 +15,8 @@
  * count, schedule, body and data (SPMD: the arrays the loop reads hold the
  * same values on every rank). The iterations are split across the ranks:
  *  - a static schedule (or "auto") splits by node-level FPMs: each rank's
- *    time for w iterations at its best split over its own PEs, from their
- *    stored profiles; or, without those, by each rank's speed measured in
+ *    time for w iterations at the split its own planner makes of them over
+ *    its PEs (the same schedule), from their stored profiles; or, without those, by each rank's speed measured in
  *    earlier calls of the loop; a loop whose ranks are not known yet starts
  *    from seed 001's two-stage schedule (80% by workers, the rest by FSS)
  *    and is split by what it measured from its second call on;
