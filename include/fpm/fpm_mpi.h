@@ -49,6 +49,16 @@
 #ifndef FPM_FPM_MPI_H
 #define FPM_FPM_MPI_H
 
+/* fpm uses MPI's C API only. A C++ source that includes this header first
+   gets no MPI-2 C++ bindings (removed in MPI-3), whose inline functions,
+   emitted unoptimised (-O0), need a library (libmpi_cxx) that
+   fpm::fpmrt-mpi's MPI::MPI_C does not link. */
+#if defined(__cplusplus) && !defined(OMPI_SKIP_MPICXX)
+#define OMPI_SKIP_MPICXX 1
+#endif
+#if defined(__cplusplus) && !defined(MPICH_SKIP_MPICXX)
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #include "fpm/fpm.h"
