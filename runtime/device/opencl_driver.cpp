@@ -171,13 +171,17 @@ bool OpenClDriver::run(WorkFeed &feed) {
   int chunks = 0;
   // Whole arrays on the device, indexed as on the host; given back to the
   // device for the next call when this function returns, after every
-  // command that uses them has completed or been waited for.
+  // command that uses them has completed or been waited for. Last first:
+  // the pool hands out the most recently released buffer of a size first,
+  // so the next call's arguments get the buffers they had (released first
+  // to last, two inputs of one size would swap every call, and a kernel's
+  // speed can differ from one buffer to another).
   struct Buffers {
     opencl::Device &device;
     const KernelSpec &spec;
     std::vector<opencl::MemRef> buffers;
     ~Buffers() {
-      for (std::size_t a = 0; a < buffers.size(); ++a)
+      for (std::size_t a = buffers.size(); a-- > 0;)
         device.releaseBuffer(flags(spec.args[a]), spec.args[a].arrayBytes(),
                              std::move(buffers[a]));
     }
