@@ -190,6 +190,22 @@ public:
     return since(start);
   }
 
+  /// Seconds of the kernel alone over rows [begin, end), launched at
+  /// global offset `begin` on the buffers of the last kept run(true).
+  double kernelOnly(std::int64_t begin, std::int64_t end) {
+    setArgs(kept_);
+    const auto offset = static_cast<std::size_t>(begin);
+    const auto global = static_cast<std::size_t>(end - begin);
+    const std::size_t local = 64;
+    const Clock::time_point start = Clock::now();
+    check(clEnqueueNDRangeKernel(queue_, kernel_, 1, &offset, &global,
+                                 global % 64 == 0 ? &local : nullptr, 0,
+                                 nullptr, nullptr),
+          "clEnqueueNDRangeKernel");
+    check(clFinish(queue_), "clFinish");
+    return since(start);
+  }
+
 private:
   std::size_t firstArray() const {
     for (std::size_t a = 0; a < workload_.args.size(); ++a)
@@ -531,6 +547,21 @@ bool runOverhead(Workload &workload, const Options &options) {
     fpmNoise.push_back(seconds[0] / seconds[2]);
     nativeNoise.push_back(seconds[1] / seconds[3]);
   }
+  // PoCL compiles a kernel for global offset 0 apart from the one for any
+  // other offset: the same kernel over nearly the same rows, at offset 0
+  // and at offset 64, on native host code alone.
+  const std::int64_t shift = 64;
+  std::vector<double> atZero, shifted, offsetRatio;
+  if (workload.rows > 2 * shift) {
+    nativeCall(native); // its buffers hold the inputs
+    native.kernelOnly(0, workload.rows - shift);
+    native.kernelOnly(shift, workload.rows);
+    for (int round = 0; round < options.calls; ++round) {
+      atZero.push_back(native.kernelOnly(0, workload.rows - shift));
+      shifted.push_back(native.kernelOnly(shift, workload.rows));
+      offsetRatio.push_back(shifted.back() / atZero.back());
+    }
+  }
   setDeviceUnits(nullptr);
   if (cpuRows > 0) {
     std::fprintf(stderr, "%s: the OpenCL-only loop ran %lld rows on the CPU\n",
@@ -562,6 +593,17 @@ bool runOverhead(Workload &workload, const Options &options) {
               milliseconds(median(times[2])).c_str(),
               milliseconds(median(times[1])).c_str(),
               milliseconds(median(times[3])).c_str(), load);
+  if (!offsetRatio.empty()) {
+    const Band offset = band(offsetRatio);
+    std::printf("PoCL alone (native host code, kernel only): rows [%d, %lld) "
+                "at global offset %d over rows [0, %lld) at offset 0: %.3f "
+                "(%.3f-%.3f; %s ms against %s ms)\n",
+                static_cast<int>(shift), static_cast<long long>(workload.rows),
+                static_cast<int>(shift),
+                static_cast<long long>(workload.rows - shift), offset.median,
+                offset.low, offset.high, milliseconds(median(shifted)).c_str(),
+                milliseconds(median(atZero)).c_str());
+  }
   std::printf("%s\n\n", machineNote(before, started).c_str());
   std::fflush(stdout);
   return bench.ok;
