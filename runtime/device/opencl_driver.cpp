@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <memory>
 
 namespace fpm {
 namespace {
@@ -103,10 +104,12 @@ cl_mem_flags flags(const KernelArg &arg) {
                                             : CL_MEM_READ_WRITE;
 }
 
-/// Where a staged download lands before it is copied to the caller.
+/// Where a staged download lands before it is copied to the caller. Not
+/// zero-filled: the download overwrites every byte before unstage() reads
+/// it, and filling would be one more pass over the section on the host.
 struct Staging {
   std::size_t arg = 0;
-  std::vector<std::byte> bytes;
+  std::unique_ptr<std::byte[]> bytes;
 };
 
 } // namespace
@@ -389,9 +392,9 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
     // overwritten for the CPU's rerun.
     std::byte *staging = nullptr;
     if (arg.reads()) {
-      chunk.staging.push_back(
-          {a, std::vector<std::byte>(stagedBytes(arg, range))});
-      staging = chunk.staging.back().bytes.data();
+      chunk.staging.push_back({a, std::make_unique_for_overwrite<std::byte[]>(
+                                      stagedBytes(arg, range))});
+      staging = chunk.staging.back().bytes.get();
     }
     chunk.downloads.emplace_back(
         copySection(device_.downloadQueue(), buffers[a].get(), arg, range,
@@ -404,7 +407,7 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
 
 void OpenClDriver::finish(Inflight &chunk, WorkFeed &feed) {
   for (const Staging &staged : chunk.staging)
-    unstage(kernel_.args[staged.arg], chunk.range, staged.bytes.data());
+    unstage(kernel_.args[staged.arg], chunk.range, staged.bytes.get());
   if (!chunk.partials.empty()) {
     // The work-groups' results in order: launch after launch, group after
     // group; one value per reduction for the range.
