@@ -254,8 +254,8 @@ bool ClauseSema::check(const PartitionPragma &Pragma, const ForStmt &For) {
         VD && VD->getDeclName())
       LoopVar = VD;
 
-  // The tokens: each expression, then an eof naming it. A few more eofs
-  // after the last, so that a look ahead past it finds one too.
+  // The tokens: each expression, then an eof naming it; then a few eofs
+  // naming nothing, so that a look ahead past the last finds one too.
   llvm::SmallVector<Token, 32> Stream;
   for (const ClauseExpr *E : Exprs) {
     llvm::append_range(Stream, E->Tokens);
@@ -266,9 +266,9 @@ bool ClauseSema::check(const PartitionPragma &Pragma, const ForStmt &For) {
     End.setEofData(E);
     Stream.push_back(End);
   }
-  for (int I = 0; I < 4; ++I)
-    Stream.push_back(Stream.back());
-  Stream.back().setEofData(nullptr);
+  Token Pad = Stream.back();
+  Pad.setEofData(nullptr);
+  Stream.append(4, Pad);
   PP.EnterTokenStream(Stream, /*DisableMacroExpansion=*/true,
                       /*IsReinject=*/true);
   if (!P) {
