@@ -266,8 +266,10 @@ bool ClauseSema::check(const PartitionPragma &Pragma, const ForStmt &For) {
     End.setEofData(E);
     Stream.push_back(End);
   }
-  Token Pad = Stream.back();
-  Pad.setEofData(nullptr);
+  Token Pad;
+  Pad.startToken(); // no eof data: the eof of no expression
+  Pad.setKind(tok::eof);
+  Pad.setLocation(Stream.back().getLocation());
   Stream.append(4, Pad);
   PP.EnterTokenStream(Stream, /*DisableMacroExpansion=*/true,
                       /*IsReinject=*/true);
