@@ -68,8 +68,12 @@ function(fpm_rewrite_sources target)
       COMMENT "fpm-rewrite ${source}"
       COMMAND_EXPAND_LISTS
       VERBATIM)
+    # The rewritten file lives in the build tree: `#include "x.h"` must
+    # still find the headers beside the source, as it does there.
+    get_filename_component(sourceDirectory "${absolute}" DIRECTORY)
     set_source_files_properties("${rewritten}" PROPERTIES
-      GENERATED TRUE LANGUAGE ${language})
+      GENERATED TRUE LANGUAGE ${language}
+      COMPILE_OPTIONS "-iquote;${sourceDirectory}")
 
     # Compile the rewritten file instead of the original.
     get_target_property(targetSources ${target} SOURCES)

@@ -233,8 +233,11 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
        << "\";\n";
   if (!P.Devices.empty())
     OS << "  fpm_info" << S << ".devices = \"" << P.Devices << "\";\n";
+  // The clause's text after a `#line` to its line, as the sections' (a
+  // grain in a template is checked by the compiler, at instantiation).
   if (!P.Grain.empty())
-    OS << "  fpm_info" << S << ".grain = (" << I64 << ")(" << P.Grain << ");\n";
+    OS << T.lineDirective(P.GrainLoc) << "  fpm_info" << S << ".grain = ("
+       << I64 << ")(" << P.Grain << ");\n";
   OS << "  fpm_info" << S << ".file = \"" << escapeString(LT.File) << "\";\n";
   OS << "  fpm_info" << S << ".line = " << LT.Line << ";\n";
   if (!Data.empty())

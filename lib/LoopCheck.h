@@ -290,7 +290,6 @@ private:
   bool checkReductions(llvm::SmallVectorImpl<ReductionVar> &Reductions,
                        llvm::SmallPtrSetImpl<const VarDecl *> &Named);
   std::optional<const ValueDecl *> visibleDecl(StringRef Name) const;
-  bool isDeclaredName(StringRef Name) const;
 
   // What iterations share (SharingChecks.cpp): writes to shared scalars,
   // arrays written at the same elements by every iteration, loop-carried

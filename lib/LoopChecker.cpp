@@ -6,9 +6,6 @@
 
 #include "LoopCheck.h"
 
-#include "clang/AST/DeclTemplate.h"
-#include "clang/Basic/CharInfo.h"
-
 using namespace clang;
 
 namespace fpm::detail {
@@ -417,108 +414,12 @@ std::optional<const ValueDecl *> LoopCheck::visibleDecl(StringRef Name) const {
   return std::nullopt;
 }
 
-/// Whether Name means something at the loop for the compiler: a keyword, a
-/// macro, a variable the loop sees (visibleDecl), a function, type,
-/// enumerator or namespace of an enclosing scope, a template parameter, or
-/// anything the function declares.
-bool LoopCheck::isDeclaredName(StringRef Name) const {
-  IdentifierInfo &II = Ctx.Idents.get(Name);
-  if (II.isKeyword(Ctx.getLangOpts()) || II.hadMacroDefinition() ||
-      II.getBuiltinID())
-    return true;
-  if (std::optional<const ValueDecl *> D = visibleDecl(Name)) {
-    if (*D)
-      return true;
-    // Maybe a member of a base class, if there is one.
-    for (const DeclContext *DC = Fn.getDeclContext(); DC; DC = DC->getParent())
-      if (const auto *RD = dyn_cast<CXXRecordDecl>(DC);
-          RD && (!RD->hasDefinition() || RD->getNumBases() > 0))
-        return true;
-  }
-  DeclarationName DN(&II);
-  auto HasParam = [&](const TemplateParameterList *Params) {
-    return Params && llvm::any_of(*Params, [&](const NamedDecl *P) {
-             return P->getIdentifier() == &II;
-           });
-  };
-  for (const DeclContext *DC = &Fn; DC; DC = DC->getParent()) {
-    if (const auto *FD = dyn_cast<FunctionDecl>(DC)) {
-      if (const FunctionTemplateDecl *T = FD->getDescribedFunctionTemplate();
-          T && HasParam(T->getTemplateParameters()))
-        return true;
-    } else if (const auto *RD = dyn_cast<CXXRecordDecl>(DC)) {
-      if (const ClassTemplateDecl *T = RD->getDescribedClassTemplate();
-          T && HasParam(T->getTemplateParameters()))
-        return true;
-      if (const auto *P = dyn_cast<ClassTemplatePartialSpecializationDecl>(RD);
-          P && HasParam(P->getTemplateParameters()))
-        return true;
-    }
-    if (!DC->isFunctionOrMethod() && !DC->isTransparentContext() &&
-        !DC->lookup(DN).empty())
-      return true;
-  }
-  // What the function declares in its body: local types, enumerators,
-  // functions.
-  llvm::SmallVector<const Stmt *, 64> Work{Fn.getBody()};
-  while (!Work.empty()) {
-    const Stmt *S = Work.pop_back_val();
-    if (!S)
-      continue;
-    if (const auto *DS = dyn_cast<DeclStmt>(S))
-      for (const Decl *D : DS->decls()) {
-        if (const auto *ND = dyn_cast<NamedDecl>(D);
-            ND && ND->getIdentifier() == &II)
-          return true;
-        if (const auto *ED = dyn_cast<EnumDecl>(D))
-          for (const EnumConstantDecl *E : ED->enumerators())
-            if (E->getIdentifier() == &II)
-              return true;
-      }
-    llvm::append_range(Work, S->children());
-  }
-  return false;
-}
-
-/// The in, out and inout clauses name arrays or pointers the loop can see,
-/// and their bounds names the compiler knows there.
+/// The in, out and inout clauses name arrays or pointers the loop can see
+/// (their bounds are ClauseSema's to check, with the compiler's Sema).
 bool LoopCheck::checkSections(StringRef Clause,
                               ArrayRef<DataSection> Sections) {
   bool SectionsOk = true;
   for (const DataSection &Section : Sections) {
-    // A name in the bounds that means nothing at the loop: an error here
-    // rather than the compiler's in the rewritten file.
-    for (StringRef Name : llvm::ArrayRef(Section.Names).drop_front()) {
-      if (Name == Var->getName() || isDeclaredName(Name))
-        continue;
-      // Where it is: its first occurrence as a whole word, not after '::'.
-      StringRef Text = Section.Text;
-      size_t At = StringRef::npos;
-      for (size_t From = 0; (From = Text.find(Name, From)) != StringRef::npos;
-           ++From) {
-        auto IsId = [](char C) { return isAsciiIdentifierContinue(C); };
-        if ((From > 0 && IsId(Text[From - 1])) ||
-            (From + Name.size() < Text.size() &&
-             IsId(Text[From + Name.size()])))
-          continue;
-        if (Text.substr(0, From).rtrim().ends_with("::"))
-          break; // a qualified name: left to the compiler
-        At = From;
-        break;
-      }
-      if (At == StringRef::npos)
-        continue;
-      SourceLocation Loc = Section.Loc.getLocWithOffset(At);
-      bool Invalid = false;
-      const char *Data = SM.getCharacterData(Loc, &Invalid);
-      if (Invalid || !StringRef(Data).starts_with(Name))
-        Loc = Section.Loc; // the section spans lines
-      report(Diags, Loc, Level::Error,
-             "use of undeclared identifier '%0' in the section '%1' of "
-             "'%2(...)'")
-          << Name << Section.Text << Clause;
-      SectionsOk = false;
-    }
     if (Section.ArrayIsMacro)
       continue;
     std::optional<const ValueDecl *> D = visibleDecl(Section.Array);

@@ -191,20 +191,22 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
             return R.Var->getName() == Arg.Text;
           });
       KernelParam Param;
-      if (Reduction != L.Vars.Reductions.end()) {
-        // Its partial results: one per work-group (FPM_ARG_REDUCTION).
-        Param.K = KernelParam::Kind::Reduction;
-        Param.HostExpr = Arg.Text;
-        Param.Reduction = Reduction - L.Vars.Reductions.begin();
-      } else if (Array != Arrays.end()) {
-        Param.K = KernelParam::Kind::Array;
-        Param.Section = Array->Index;
-      } else {
+      if (kernelArgIsScalar(P, Arg.Text)) {
+        // Evaluated before the loop (ClauseSema checked it there).
         Param.K = KernelParam::Kind::Scalar;
         Param.HostExpr = "fpm_karg" + std::to_string(Kernel.Params.size()) +
                          "_" + std::to_string(L.Index);
         Param.Init = Arg.Text;
         Param.InitLoc = Arg.Loc;
+      } else if (Reduction != L.Vars.Reductions.end()) {
+        // Its partial results: one per work-group (FPM_ARG_REDUCTION).
+        Param.K = KernelParam::Kind::Reduction;
+        Param.HostExpr = Arg.Text;
+        Param.Reduction = Reduction - L.Vars.Reductions.begin();
+      } else {
+        assert(Array != Arrays.end() && "a data clause's array");
+        Param.K = KernelParam::Kind::Array;
+        Param.Section = Array->Index;
       }
       Kernel.Params.push_back(std::move(Param));
     }

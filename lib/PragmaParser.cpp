@@ -31,8 +31,6 @@
 
 #include <optional>
 
-#include <optional>
-
 using namespace clang;
 
 namespace fpm {
@@ -129,10 +127,14 @@ private:
   bool parseReduction(ArrayRef<Token> Args, SourceLocation Close);
   bool checkReductionNames();
 
-  bool isPositiveInteger(const Token &Tok) const {
-    uint64_t Value;
-    return Tok.is(tok::numeric_constant) &&
-           !StringRef(spelling(Tok)).getAsInteger(0, Value) && Value > 0;
+  /// Records the expression Toks (not empty) for ClauseSema.
+  void addExpr(ClauseExpr::Kind K, std::string What, ArrayRef<Token> Toks) {
+    ClauseExpr E;
+    E.K = K;
+    E.What = std::move(What);
+    E.Tokens.assign(Toks.begin(), Toks.end());
+    E.Loc = Toks.front().getLocation();
+    Pragma.Exprs.push_back(std::move(E));
   }
 
   Preprocessor &PP;
@@ -374,13 +376,11 @@ bool ClauseParser::parseGrain(ArrayRef<Token> Args, SourceLocation Close) {
     report(Diags, Close, Level::Error, "expected a grain size in 'grain(...)'");
     return false;
   }
-  if (Args.size() == 1 && Args[0].is(tok::numeric_constant) &&
-      !isPositiveInteger(Args[0])) {
-    report(Diags, Args[0].getLocation(), Level::Error,
-           "the grain must be a positive integer");
-    return false;
-  }
+  // Its value (at least 1, fitting int64_t) is ClauseSema's to check, with
+  // its type, at the loop.
   Pragma.Grain = textBetween(Args.front().getLocation(), Close);
+  Pragma.GrainLoc = Args.front().getLocation();
+  addExpr(ClauseExpr::Kind::Grain, "the grain", Args);
   return true;
 }
 
@@ -407,6 +407,8 @@ bool ClauseParser::parseSections(const Token &Clause, ArrayRef<Token> Args,
     ++Pos;
     unsigned Dims = 0;
     std::string Lower, Length;
+    // Each dimension's bounds, named once the section's text is known.
+    llvm::SmallVector<std::pair<ArrayRef<Token>, ArrayRef<Token>>, 2> Bounds;
     while (Pos < Args.size() && Args[Pos].is(tok::l_square)) {
       // One [lower:length], with a ':' at depth 0 and something either side.
       size_t Open = Pos++;
@@ -424,6 +426,8 @@ bool ClauseParser::parseSections(const Token &Clause, ArrayRef<Token> Args,
       if (Pos == Args.size() || Args[Pos].isNot(tok::r_square) || !Colon ||
           Colon == Open + 1 || Colon + 1 == Pos)
         return Fail(Colon ? LocAt(Colon) : LocAt(Pos));
+      Bounds.push_back({Args.slice(Open + 1, Colon - Open - 1),
+                        Args.slice(Colon + 1, Pos - Colon - 1)});
       if (!Dims) {
         Lower = unsplice(textBetween(Args[Open + 1].getLocation(),
                                      Args[Colon].getLocation()));
@@ -443,6 +447,12 @@ bool ClauseParser::parseSections(const Token &Clause, ArrayRef<Token> Args,
     Section.Dims = Dims;
     Section.ArrayIsMacro = PP.isMacroDefined(Section.Array);
     Section.Loc = Args[Begin].getLocation();
+    for (size_t D = 0; D < Bounds.size(); ++D) {
+      std::string Of = (D ? " of dimension " + std::to_string(D + 1) : "") +
+                       " of the section '" + Section.Text + "'";
+      addExpr(ClauseExpr::Kind::Bound, "the lower bound" + Of, Bounds[D].first);
+      addExpr(ClauseExpr::Kind::Bound, "the length" + Of, Bounds[D].second);
+    }
     for (size_t I = Begin; I < Pos; ++I)
       if (StringRef Id = identifierOf(Args[I]);
           !Id.empty() &&
@@ -555,6 +565,10 @@ bool ClauseParser::parseKernel(ArrayRef<Token> Args, SourceLocation Close) {
     Pragma.KernelArgs.push_back(
         {unsplice(textBetween(Args[Begin].getLocation(), LocAt(Pos))),
          Args[Begin].getLocation()});
+    addExpr(ClauseExpr::Kind::KernelArg,
+            "the kernel's argument '" + Pragma.KernelArgs.back().Text + "'",
+            Args.slice(Begin, Pos - Begin));
+    Pragma.Exprs.back().Text = Pragma.KernelArgs.back().Text;
   }
   return true;
 }
@@ -707,6 +721,43 @@ bool parsePartitionClauses(Preprocessor &PP, ArrayRef<Token> Tokens,
   return ClauseParser(PP, Tokens, EndLoc, Pragma).parse();
 }
 
+bool kernelArgIsScalar(const PartitionPragma &Pragma, StringRef Text) {
+  for (const auto *Sections : {&Pragma.In, &Pragma.Out, &Pragma.InOut})
+    for (const DataSection &Section : *Sections)
+      if (Section.Array == Text)
+        return false;
+  return llvm::none_of(Pragma.Reductions,
+                       [&](const ReductionName &R) { return R.Name == Text; });
+}
+
+void expandClauseMacros(Preprocessor &PP, PartitionPragma &Pragma) {
+  if (Pragma.Exprs.empty())
+    return;
+  // One stream of every expression's tokens, each ended by an eof, lexed back
+  // with macros expanded. The preprocessor is past the directive's end: the
+  // stream is read to its last token here, and the next token lexed after it is
+  // the line after the pragma. An eof is never lost in a macro's arguments (an
+  // unterminated call is an error that hands it back), so no token of the file
+  // is read here.
+  llvm::SmallVector<Token, 32> Stream;
+  for (ClauseExpr &E : Pragma.Exprs) {
+    llvm::append_range(Stream, E.Tokens);
+    Token End;
+    End.startToken();
+    End.setKind(tok::eof);
+    End.setLocation(E.Tokens.back().getEndLoc());
+    Stream.push_back(End);
+  }
+  PP.EnterTokenStream(Stream, /*DisableMacroExpansion=*/false,
+                      /*IsReinject=*/false);
+  for (ClauseExpr &E : Pragma.Exprs) {
+    E.Tokens.clear();
+    Token Tok;
+    for (PP.Lex(Tok); Tok.isNot(tok::eof); PP.Lex(Tok))
+      E.Tokens.push_back(Tok);
+  }
+}
+
 /// What a file that is not a regular one is, for messages, as the runtime's
 /// readRegularFile says it; none for a regular file.
 static std::optional<StringRef> irregularKind(llvm::sys::fs::file_type Type) {
@@ -830,8 +881,10 @@ void FpmPragmaHandler::HandlePragma(Preprocessor &PP,
   (void)FirstToken;
   if (parsePartitionClauses(PP, ArrayRef(Tokens).drop_front(), EndLoc,
                             Pragma) &&
-      loadKernel(PP, Pragma))
+      loadKernel(PP, Pragma)) {
+    expandClauseMacros(PP, Pragma);
     Pragmas.push_back(std::move(Pragma));
+  }
 }
 
 } // namespace fpm

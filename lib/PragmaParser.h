@@ -109,6 +109,32 @@ struct KernelArgument {
   clang::SourceLocation Loc;
 };
 
+/// One expression of a clause, for ClauseSema's check of it at the loop: its
+/// tokens with macros expanded as they are at the pragma (the body's
+/// macros: one #undef'd after the loop still counts), each keeping its
+/// location in the clause.
+struct ClauseExpr {
+  enum class Kind {
+    /// `grain(g)`: evaluated before the loop; an integer, at least 1.
+    Grain,
+    /// A lower bound or a length of a section of in, out or inout, of any
+    /// dimension: evaluated with the loop variable in scope; an integer.
+    Bound,
+    /// An argument of `kernel(...)`; ClauseSema checks the ones evaluated
+    /// before the loop (kernelArgIsScalar): a value the kernel takes.
+    KernelArg
+  };
+  Kind K = Kind::Grain;
+  /// What it is, for messages: "the grain", "the length of the section
+  /// 'a[i:n]'".
+  std::string What;
+  /// The text as written (line splices removed), for KernelArg.
+  std::string Text;
+  llvm::SmallVector<clang::Token, 8> Tokens;
+  /// Its first token as written, for messages about it as a whole.
+  clang::SourceLocation Loc;
+};
+
 /// A `#pragma fpm partition` and its clauses. Optional clauses left out of
 /// the pragma are empty strings.
 struct PartitionPragma {
@@ -125,8 +151,9 @@ struct PartitionPragma {
   std::string Schedule;
   /// "cpu", "gpu" or "all".
   std::string Devices;
-  /// The grain expression as written.
+  /// The grain expression as written, and where.
   std::string Grain;
+  clang::SourceLocation GrainLoc;
   llvm::SmallVector<DataSection, 2> In, Out, InOut;
   llvm::SmallVector<PrivateName, 2> Private;
   /// `reduction(op: list)`: each variable with its operator, as written.
@@ -143,15 +170,32 @@ struct PartitionPragma {
   /// pragma is in (as `#include "..."` finds it first), as its real path,
   /// and its text, read when the pragma is seen (loadKernel).
   std::string KernelPath, KernelSource;
+
+  /// Every expression of the clauses, in the order written, for ClauseSema.
+  std::vector<ClauseExpr> Exprs;
 };
+
+/// Whether a kernel(...) argument is evaluated before the loop and passed
+/// by value: any but the name of a data clause's array (passed as its
+/// section) or of a reduction variable (its partial results).
+bool kernelArgIsScalar(const PartitionPragma &Pragma, llvm::StringRef Text);
 
 /// Parses the clauses after `partition` (Tokens, up to but not including the
 /// end of the directive at EndLoc) into Pragma. Reports every problem as an
-/// error and returns false if there was one.
+/// error and returns false if there was one. Pragma.Exprs gets each
+/// expression's tokens as written (expandClauseMacros expands them).
+///
+/// The clauses' expressions themselves (a grain of 0, an undeclared name, a
+/// struct where an integer is needed) are ClauseSema's to check, at the
+/// loop.
 bool parsePartitionClauses(clang::Preprocessor &PP,
                            llvm::ArrayRef<clang::Token> Tokens,
                            clang::SourceLocation EndLoc,
                            PartitionPragma &Pragma);
+
+/// Expands the macros in each of Pragma.Exprs as the preprocessor is now,
+/// at the pragma: the rewritten file evaluates them where the loop is.
+void expandClauseMacros(clang::Preprocessor &PP, PartitionPragma &Pragma);
 
 /// Finds and reads the file of Pragma's kernel clause, if it has one:
 /// KernelFile relative to the directory of the file the pragma is in, or as

@@ -6,6 +6,7 @@
 
 #include "RewriteAction.h"
 
+#include "ClauseSema.h"
 #include "LoopChecker.h"
 #include "Offload.h"
 #include "PragmaParser.h"
@@ -23,6 +24,7 @@
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Rewrite/Core/Rewriter.h"
+#include "clang/Sema/Sema.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -297,18 +299,25 @@ public:
       : Pragmas(Pragmas), PragmaLocs(PragmaLocs), Rewrite(Rewrite),
         Remarks(Remarks) {}
 
-  void HandleTranslationUnit(ASTContext &Ctx) override;
+  /// The analysis runs once the unit is parsed and ParseAST's Parser is
+  /// gone: ClauseSema parses with one of its own.
+  void HandleTranslationUnit(ASTContext &) override { Parsed = true; }
+
+  /// Checks and rewrites the loops of the parsed unit.
+  void run(Sema &S);
 
 private:
+  bool Parsed = false;
   const std::vector<PartitionPragma> &Pragmas;
   const std::vector<SourceLocation> &PragmaLocs;
   clang::Rewriter &Rewrite;
   bool Remarks;
 };
 
-void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
-  if (Pragmas.empty())
+void RewriteConsumer::run(Sema &S) {
+  if (!Parsed || Pragmas.empty())
     return;
+  ASTContext &Ctx = S.getASTContext();
   const SourceManager &SM = Ctx.getSourceManager();
   const LangOptions &LO = Ctx.getLangOpts();
   DiagnosticsEngine &Diags = Ctx.getDiagnostics();
@@ -333,7 +342,12 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
     return nullptr;
   };
 
-  // Match each pragma with the `for` right after it, and check the loop.
+  // Match each pragma with the `for` right after it, and check the clauses'
+  // expressions (not after a fatal error: nothing is reported then) and
+  // the loop.
+  std::optional<ClauseSema> Clauses;
+  if (!Diags.hasFatalErrorOccurred())
+    Clauses.emplace(S);
   std::vector<LoopModel> Loops;
   llvm::DenseMap<const FunctionDecl *, unsigned> Ordinals;
   llvm::StringMap<const PartitionPragma *> Names;
@@ -363,6 +377,8 @@ void RewriteConsumer::HandleTranslationUnit(ASTContext &Ctx) {
       continue;
     }
     auto [For, Fn] = It->second;
+    if (Clauses && !Clauses->check(Pragma, *For))
+      continue;
     LoopModel Loop;
     Loop.Pragma = &Pragma;
     Loop.Fn = Fn;
@@ -461,8 +477,17 @@ protected:
       Entered = std::make_shared<EnteredFiles>();
       Entered->attachToPreprocessor(CI.getPreprocessor());
     }
-    return std::make_unique<RewriteConsumer>(Pragmas, PragmaLocs, Rewrite,
-                                             Remarks);
+    auto Consumer = std::make_unique<RewriteConsumer>(Pragmas, PragmaLocs,
+                                                      Rewrite, Remarks);
+    this->Consumer = Consumer.get();
+    return Consumer;
+  }
+
+  void ExecuteAction() override {
+    ASTFrontendAction::ExecuteAction();
+    CompilerInstance &CI = getCompilerInstance();
+    if (Consumer && CI.hasSema())
+      Consumer->run(CI.getSema());
   }
 
   void EndSourceFileAction() override;
@@ -475,6 +500,8 @@ private:
   std::vector<SourceLocation> PragmaLocs;
   clang::Rewriter Rewrite;
   std::shared_ptr<EnteredFiles> Entered;
+  /// Owned by the CompilerInstance.
+  RewriteConsumer *Consumer = nullptr;
 };
 
 void RewriteAction::EndSourceFileAction() {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <memory>
 
 namespace fpm {
 namespace {
@@ -103,10 +104,12 @@ cl_mem_flags flags(const KernelArg &arg) {
                                             : CL_MEM_READ_WRITE;
 }
 
-/// Where a staged download lands before it is copied to the caller.
+/// Where a staged download lands before it is copied to the caller. Not
+/// zero-filled: the download overwrites every byte before unstage() reads
+/// it, and filling would be one more pass over the section on the host.
 struct Staging {
   std::size_t arg = 0;
-  std::vector<std::byte> bytes;
+  std::unique_ptr<std::byte[]> bytes;
 };
 
 } // namespace
@@ -171,13 +174,17 @@ bool OpenClDriver::run(WorkFeed &feed) {
   int chunks = 0;
   // Whole arrays on the device, indexed as on the host; given back to the
   // device for the next call when this function returns, after every
-  // command that uses them has completed or been waited for.
+  // command that uses them has completed or been waited for. Last first:
+  // the pool hands out the most recently released buffer of a size first,
+  // so the next call's arguments get the buffers they had (released first
+  // to last, two inputs of one size would swap every call, and a kernel's
+  // speed can differ from one buffer to another).
   struct Buffers {
     opencl::Device &device;
     const KernelSpec &spec;
     std::vector<opencl::MemRef> buffers;
     ~Buffers() {
-      for (std::size_t a = 0; a < buffers.size(); ++a)
+      for (std::size_t a = buffers.size(); a-- > 0;)
         device.releaseBuffer(flags(spec.args[a]), spec.args[a].arrayBytes(),
                              std::move(buffers[a]));
     }
@@ -385,9 +392,9 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
     // overwritten for the CPU's rerun.
     std::byte *staging = nullptr;
     if (arg.reads()) {
-      chunk.staging.push_back(
-          {a, std::vector<std::byte>(stagedBytes(arg, range))});
-      staging = chunk.staging.back().bytes.data();
+      chunk.staging.push_back({a, std::make_unique_for_overwrite<std::byte[]>(
+                                      stagedBytes(arg, range))});
+      staging = chunk.staging.back().bytes.get();
     }
     chunk.downloads.emplace_back(
         copySection(device_.downloadQueue(), buffers[a].get(), arg, range,
@@ -400,7 +407,7 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
 
 void OpenClDriver::finish(Inflight &chunk, WorkFeed &feed) {
   for (const Staging &staged : chunk.staging)
-    unstage(kernel_.args[staged.arg], chunk.range, staged.bytes.data());
+    unstage(kernel_.args[staged.arg], chunk.range, staged.bytes.get());
   if (!chunk.partials.empty()) {
     // The work-groups' results in order: launch after launch, group after
     // group; one value per reduction for the range.

@@ -165,11 +165,18 @@ std::optional<Grant> WorkPool::next(std::size_t pe) {
   if (Queue &own = self.queue; own.queued > 0) {
     // Halves for its workers, down to an eighth of the initial share: big
     // enough to keep a device busy, small enough to pipeline transfers
-    // and leave a tail others can steal.
+    // and leave a tail others can steal. A lone worker that runs one range
+    // at a time gains from neither, and pays per range: a launch, and, on
+    // PoCL, ranges past the first run a kernel compiled for a non-zero
+    // global offset, 35-60% slower per row than the offset-0 one on
+    // fpm-bench-coexec's matmul (--overhead), so it takes the queue whole.
     const std::int64_t workers = std::max(self.pe.workers, 1);
+    const bool alone = self.pe.pipeline == 1 && self.pe.workers == 1 &&
+                       totalWorkers_ == 1 && !self.failed;
     const std::int64_t size =
-        std::min(std::max({granule_, ceilDiv(own.queued, 2 * workers),
-                           ceilDiv(own.initial, 8 * workers)}),
+        std::min(alone ? own.queued
+                       : std::max({granule_, ceilDiv(own.queued, 2 * workers),
+                                   ceilDiv(own.initial, 8 * workers)}),
                  limit);
     return Grant{takeFront(own, size), RangeSource::Own, pe};
   }

@@ -56,6 +56,10 @@ struct PoolPe {
   /// The CPU team (a failed device's host thread then runs at its
   /// per-thread speed).
   bool cpu = false;
+  /// Ranges it keeps in flight (a device's pipelineDepth); 0 when not
+  /// said. With 1, and no other worker in the pool, it takes its queue
+  /// whole (next()).
+  std::size_t pipeline = 0;
 };
 
 class WorkPool {

@@ -53,8 +53,18 @@
 // co-execution efficiency (1 / (1/T_cpu + 1/T_ocl)) / T; the share of the
 // iterations the CPU body ran (counted in the body).
 //
-//   fpm-bench-coexec [--quick] [--calls N] [--matmul N] [--stencil M N]
-//                    [--only matmul|stencil]
+// --overhead measures only fpm's OpenCL path alone (devices "gpu", a
+// 1-compute-unit sub-device) against the native host code above with its
+// buffers kept: the same kernel, sizes, work-groups of 64 and sub-device,
+// launched at offset 0. Each round runs fpm, native, fpm under a second
+// loop name and a second native instance (its own context and buffers), in
+// an order that rotates every round; it prints fpm / native per round as a
+// median with min-max over --calls rounds (default 15, two pairs each),
+// beside native / native' and fpm / fpm': the same configuration measured
+// twice, the noise band.
+//
+//   fpm-bench-coexec [--quick] [--overhead] [--calls N] [--matmul N]
+//                    [--stencil M N] [--only matmul|stencil]
 //
 // --quick runs small sizes (the CTest smoke test, bench-coexec-quick); it
 // and the full run exit with status 1 when any result is wrong. This file is
@@ -89,6 +99,8 @@ struct Row {
 
 struct Options : WorkloadOptions {
   int calls = 7;
+  bool overhead = false; ///< --overhead: fpm OpenCL-only / native only
+  bool callsGiven = false;
 };
 
 //===----------------------------------------------------------------------===//
@@ -175,6 +187,22 @@ public:
     check(clFinish(queue_), "clFinish");
     if (!keepBuffers)
       release(fresh_);
+    return since(start);
+  }
+
+  /// Seconds of the kernel alone over rows [begin, end), launched at
+  /// global offset `begin` on the buffers of the last kept run(true).
+  double kernelOnly(std::int64_t begin, std::int64_t end) {
+    setArgs(kept_);
+    const auto offset = static_cast<std::size_t>(begin);
+    const auto global = static_cast<std::size_t>(end - begin);
+    const std::size_t local = 64;
+    const Clock::time_point start = Clock::now();
+    check(clEnqueueNDRangeKernel(queue_, kernel_, 1, &offset, &global,
+                                 global % 64 == 0 ? &local : nullptr, 0,
+                                 nullptr, nullptr),
+          "clEnqueueNDRangeKernel");
+    check(clFinish(queue_), "clFinish");
     return since(start);
   }
 
@@ -454,6 +482,133 @@ bool runWorkload(Workload &workload, const Options &options) {
   return bench.ok;
 }
 
+//===----------------------------------------------------------------------===//
+// --overhead: fpm's OpenCL path alone against native host code
+//===----------------------------------------------------------------------===//
+
+/// The spread of per-round ratios: their median, least and greatest.
+struct Band {
+  double median = 0, low = 0, high = 0;
+};
+
+Band band(const std::vector<double> &ratios) {
+  return {fpm::bench::median(ratios),
+          *std::min_element(ratios.begin(), ratios.end()),
+          *std::max_element(ratios.begin(), ratios.end())};
+}
+
+/// fpm with devices "gpu" on a 1-compute-unit PoCL sub-device against the
+/// same kernel through NativeOpenCl (1-compute-unit sub-device, buffers
+/// kept, offset 0, work-groups of 64 as fpm's), in interleaved rounds: each
+/// round runs fpm, native, a second fpm loop and a second native instance
+/// (its own context and buffers), in an order that rotates every round, so
+/// that neither side always follows the other. Each round gives the ratio
+/// fpm / native, and the two copies give the noise band: native / native'
+/// and fpm / fpm', the same configuration measured twice.
+bool runOverhead(Workload &workload, const Options &options) {
+  Bench bench(workload, options.quick);
+  const Clock::time_point started = Clock::now();
+  const CpuUse before = CpuUse::now();
+  NativeOpenCl native(workload), nativeCopy(workload);
+  setDeviceUnits("1");
+  omp_set_num_threads(2);
+  std::int64_t cpuRows = 0;
+  auto fpmCall = [&](const char *tag) {
+    return bench.fpmCall(std::string("fpm opencl only ") + tag,
+                         bench.loopName(std::string("overhead.") + tag), "gpu",
+                         nullptr, cpuRows);
+  };
+  auto nativeCall = [&](NativeOpenCl &which) {
+    const double seconds = which.run(true);
+    bench.verify("native OpenCL");
+    return seconds;
+  };
+  // Warm-up: builds, PoCL's compiles, the loops' first (probing) calls.
+  for (int warm = 0; warm < 2; ++warm) {
+    fpmCall("a");
+    fpmCall("b");
+    nativeCall(native);
+    nativeCall(nativeCopy);
+  }
+  std::vector<double> times[4], ratio, fpmNoise, nativeNoise;
+  for (int round = 0; round < options.calls; ++round) {
+    double seconds[4];
+    for (int k = 0; k < 4; ++k) {
+      const int which = (k + round) % 4;
+      seconds[which] = which == 0   ? fpmCall("a")
+                       : which == 1 ? nativeCall(native)
+                       : which == 2 ? fpmCall("b")
+                                    : nativeCall(nativeCopy);
+    }
+    for (int k = 0; k < 4; ++k)
+      times[k].push_back(seconds[k]);
+    ratio.push_back(seconds[0] / seconds[1]);
+    ratio.push_back(seconds[2] / seconds[3]);
+    fpmNoise.push_back(seconds[0] / seconds[2]);
+    nativeNoise.push_back(seconds[1] / seconds[3]);
+  }
+  // PoCL compiles a kernel for global offset 0 apart from the one for any
+  // other offset: the same kernel over nearly the same rows, at offset 0
+  // and at offset 64, on native host code alone.
+  const std::int64_t shift = 64;
+  std::vector<double> atZero, shifted, offsetRatio;
+  if (workload.rows > 2 * shift) {
+    nativeCall(native); // its buffers hold the inputs
+    native.kernelOnly(0, workload.rows - shift);
+    native.kernelOnly(shift, workload.rows);
+    for (int round = 0; round < options.calls; ++round) {
+      atZero.push_back(native.kernelOnly(0, workload.rows - shift));
+      shifted.push_back(native.kernelOnly(shift, workload.rows));
+      offsetRatio.push_back(shifted.back() / atZero.back());
+    }
+  }
+  setDeviceUnits(nullptr);
+  if (cpuRows > 0) {
+    std::fprintf(stderr, "%s: the OpenCL-only loop ran %lld rows on the CPU\n",
+                 program, static_cast<long long>(cpuRows));
+    bench.ok = false;
+  }
+  const Band overhead = band(ratio), fpmBand = band(fpmNoise),
+             nativeBand = band(nativeNoise);
+  char load[64] = "?";
+  if (std::FILE *file = std::fopen("/proc/loadavg", "r")) {
+    if (!std::fgets(load, sizeof load, file))
+      load[0] = '\0';
+    std::fclose(file);
+    load[std::strcspn(load, " ")] = '\0'; // the 1-minute average
+  }
+  std::printf("### %s\n\n", workload.title.c_str());
+  std::printf("| per round (%d rounds x 2 pairs) | median | min | max |\n",
+              options.calls);
+  std::printf("| --- | ---: | ---: | ---: |\n");
+  std::printf("| fpm OpenCL only / native | %.3f | %.3f | %.3f |\n",
+              overhead.median, overhead.low, overhead.high);
+  std::printf("| noise: native / native' | %.3f | %.3f | %.3f |\n",
+              nativeBand.median, nativeBand.low, nativeBand.high);
+  std::printf("| noise: fpm / fpm' | %.3f | %.3f | %.3f |\n", fpmBand.median,
+              fpmBand.low, fpmBand.high);
+  std::printf("\nmedian ms: fpm %s, fpm' %s, native %s, native' %s; "
+              "load average %s at the end\n",
+              milliseconds(median(times[0])).c_str(),
+              milliseconds(median(times[2])).c_str(),
+              milliseconds(median(times[1])).c_str(),
+              milliseconds(median(times[3])).c_str(), load);
+  if (!offsetRatio.empty()) {
+    const Band offset = band(offsetRatio);
+    std::printf("PoCL alone (native host code, kernel only): rows [%d, %lld) "
+                "at global offset %d over rows [0, %lld) at offset 0: %.3f "
+                "(%.3f-%.3f; %s ms against %s ms)\n",
+                static_cast<int>(shift), static_cast<long long>(workload.rows),
+                static_cast<int>(shift),
+                static_cast<long long>(workload.rows - shift), offset.median,
+                offset.low, offset.high, milliseconds(median(shifted)).c_str(),
+                milliseconds(median(atZero)).c_str());
+  }
+  std::printf("%s\n\n", machineNote(before, started).c_str());
+  std::fflush(stdout);
+  return bench.ok;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -466,9 +621,12 @@ int main(int argc, char **argv) {
         options.calls = 3;
     } else if (std::strcmp(argv[i], "--calls") == 0 && i + 1 < argc) {
       options.calls = std::max(2, std::atoi(argv[++i]));
+      options.callsGiven = true;
+    } else if (std::strcmp(argv[i], "--overhead") == 0) {
+      options.overhead = true;
     } else {
       std::fprintf(stderr,
-                   "usage: fpm-bench-coexec [--quick] [--calls N] "
+                   "usage: fpm-bench-coexec [--quick] [--overhead] [--calls N] "
                    "[--matmul N] [--stencil M N] [--only matmul|stencil]\n");
       return 2;
     }
@@ -482,9 +640,15 @@ int main(int argc, char **argv) {
   }
   setDeviceUnits(nullptr);
   omp_set_num_threads(2);
-  std::printf("fpm-bench-coexec: %d cores, %d calls per configuration after "
-              "a warm-up%s\n\n",
+  // Rounds of the overhead mode: each gives two ratios.
+  if (options.overhead && !options.callsGiven && !options.quick)
+    options.calls = 15;
+  const auto run = options.overhead ? runOverhead : runWorkload;
+  std::printf("fpm-bench-coexec: %d cores, %d %s after a warm-up%s\n\n",
               omp_get_num_procs(), options.calls,
+              options.overhead ? "interleaved rounds of fpm's OpenCL path "
+                                 "alone against native OpenCL"
+                               : "calls per configuration",
               options.quick ? " (--quick)" : "");
   if (omp_get_num_procs() != 2)
     std::printf("(written for 2 cores: the co-execution configuration is a "
@@ -492,11 +656,11 @@ int main(int argc, char **argv) {
   bool ok = true;
   if (options.only.empty() || options.only == "matmul") {
     Matmul matmul(options.matmulSize);
-    ok = runWorkload(matmul, options) && ok;
+    ok = run(matmul, options) && ok;
   }
   if (options.only.empty() || options.only == "stencil") {
     Stencil stencil(options.stencilRows, options.stencilColumns);
-    ok = runWorkload(stencil, options) && ok;
+    ok = run(stencil, options) && ok;
   }
   if (!ok)
     std::fprintf(stderr, "fpm-bench-coexec: some results were wrong\n");

@@ -266,6 +266,12 @@ public:
   std::string check() const override { return compare(1e-4f); }
   std::string checkExact() const override { return compare(0); }
 
+  /// The matrices and their order, for the same loop written another way.
+  const float *a() const { return a_.data(); }
+  const float *b() const { return b_.data(); }
+  float *c() { return c_.data(); }
+  int size() const { return n_; }
+
 protected:
   std::size_t elements() const { return static_cast<std::size_t>(n_) * n_; }
 

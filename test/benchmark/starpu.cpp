@@ -54,6 +54,10 @@
 // range (min-max). Every call's output is poisoned before and checked after
 // against a serial reference (stencil: bit for bit; matmul: relative 1e-4).
 //
+// The matmul loop also runs as a user writes it for fpm: one pragma
+// (starpu_pragma.cpp, rewritten at build time, its kernel generated from the
+// body), auto, trained like auto's loop and called in the same rounds.
+//
 // Lines of code: the program counts the StarPU-specific lines of this file
 // (between `starpu-loc` markers: codelets, CPU and OpenCL implementations,
 // perf model, registration, partitioning, submission; not blank lines,
@@ -69,6 +73,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "coexec_bench.hpp"
+#include "starpu_pragma.hpp"
 
 #include <starpu.h>
 
@@ -766,6 +771,20 @@ bool runWorkload(Workload &workload, std::size_t index, Server &server,
     if (call == 0)
       fpmCold.add(seconds, share);
   }
+  // matmul only: the same loop from one pragma, its kernel generated
+  // (starpu_pragma.cpp), auto on every PE, trained like auto's above.
+  auto *matmul = dynamic_cast<Matmul *>(&workload);
+  auto pragmaCall = [&] {
+    workload.poison();
+    const Clock::time_point start = Clock::now();
+    pragmaMatmulRows(matmul->a(), matmul->b(), matmul->c(), matmul->size());
+    const double seconds = since(start);
+    bench.verify("fpm from the pragma");
+    return seconds;
+  };
+  if (matmul)
+    for (int call = 0; call < (options.quick ? 3 : 5); ++call)
+      pragmaCall();
   fpm::flushProfiles();
   SplitRunner runner(bench);
   const Oracle oracle = findOracle(bench, runner);
@@ -808,7 +827,8 @@ bool runWorkload(Workload &workload, std::size_t index, Server &server,
   const int eagerBlock = eagerByBlock.front().second;
 
   // Rounds.
-  Series fpmCpu, fpmOpenCl, fpmAuto, fpmStored, starpuCpu, starpuOpenCl, eager;
+  Series fpmCpu, fpmOpenCl, fpmAuto, fpmPragma, fpmStored, starpuCpu,
+      starpuOpenCl, eager;
   std::vector<Series> splits(oracle.candidates.size());
   std::map<int, Series> dmda, dmdaFirst;
   const int callsPerRun = options.quick ? 2 : 4;
@@ -819,6 +839,8 @@ bool runWorkload(Workload &workload, std::size_t index, Server &server,
     double share = 0;
     const double seconds = fpmCall(autoConfig, "", &share);
     fpmAuto.add(seconds, share);
+    if (matmul)
+      fpmPragma.add(pragmaCall());
     setDeviceUnits("1");
     for (std::size_t c = 0; c < oracle.candidates.size(); ++c) {
       splits[c].add(runner.run(oracle.candidates[c]));
@@ -914,6 +936,9 @@ bool runWorkload(Workload &workload, std::size_t index, Server &server,
   row("fpm auto, first call, no profiles (1 call)", fpmCold);
   row("**fpm auto, first call from stored profiles** (new process)", fpmStored);
   row("**fpm auto, after convergence**", fpmAuto);
+  if (matmul)
+    row("fpm auto from one pragma (generated kernel), after convergence",
+        fpmPragma);
   row("**StarPU dmda, first call after calibration** (new process, " +
           tasks(dmdaBlock) + ")",
       dmdaFirst[dmdaBlock]);
@@ -957,10 +982,16 @@ bool runWorkload(Workload &workload, std::size_t index, Server &server,
          fpmAuto, 1.10);
   target("first call, dmda after calibration / fpm from stored profiles",
          dmdaFirst[dmdaBlock], fpmStored, 1.0);
+  if (matmul)
+    target("repeated calls, dmda / fpm from one pragma after convergence",
+           dmda[dmdaBlock], fpmPragma, 1.10);
   std::printf("StarPU-specific lines for this loop: %d, %d of them shared "
               "by both loops (codelet, CPU and OpenCL functions, model, "
               "registration, partition, submission; counted in starpu.cpp)\n",
               starpuLines(workload.name), starpuLines("both loops"));
+  if (matmul)
+    std::printf("fpm from a pragma: the loop and one `#pragma fpm partition` "
+                "with its data clauses (starpu_pragma.cpp)\n");
   const CpuUse after = CpuUse::now();
   const double wall = since(started);
   const double others = std::max((after.machine - before.machine) -

@@ -33,6 +33,10 @@ if not hasattr(config, "fpm_partition"):
 
 config.test_source_root = config.fpm_lit_source_dir
 config.test_exec_root = config.fpm_lit_binary_dir
+# `lit -D exec_root=DIR`: the tests' files under DIR, so that a run of other
+# builds of the tools can go beside the usual one.
+if "exec_root" in lit_config.params:
+    config.test_exec_root = os.path.abspath(lit_config.params["exec_root"])
 
 for tool in ["FileCheck", "not", "count"]:
     if not os.path.exists(os.path.join(config.llvm_tools_dir, tool)):

@@ -594,6 +594,62 @@ TEST_F(CoexecTest, DevicesByIdWithoutTheCpu) {
   }
 }
 
+TEST_F(CoexecTest, ACallGivesEachArgumentItsBuffersBack) {
+  // Two inputs of one size and flags: the pool hands out the most recently
+  // released buffer first, so a call that gave them back first to last
+  // swapped them in the next call (and a kernel can run faster on one
+  // buffer than on another). A call leaves the pool's order as it found it.
+  // The whole device, whatever the team leaves free: openDevice(0, 0).
+  const fpm::opencl::DeviceInfo &info = fpm::opencl::devices().front();
+  ScopedEnv units("FPM_OPENCL_CPU_UNITS", std::to_string(info.computeUnits));
+  ScopedEnv devices("FPM_DEVICES", "gpu");
+  fpm::opencl::Device &device = fpm::opencl::openDevice(0, 0);
+  constexpr std::int64_t Count = 4111; // a size no other test uses
+  const std::size_t bytes = Count * sizeof(int);
+  fpm::opencl::MemRef first = device.acquireBuffer(CL_MEM_READ_ONLY, bytes);
+  fpm::opencl::MemRef second = device.acquireBuffer(CL_MEM_READ_ONLY, bytes);
+  const cl_mem firstHandle = first.get(), secondHandle = second.get();
+  device.releaseBuffer(CL_MEM_READ_ONLY, bytes, std::move(first));
+  device.releaseBuffer(CL_MEM_READ_ONLY, bytes, std::move(second));
+
+  std::vector<int> a(Count), b(Count), c(Count, -1);
+  for (std::int64_t k = 0; k < Count; ++k) {
+    a[static_cast<std::size_t>(k)] = static_cast<int>(3 * k);
+    b[static_cast<std::size_t>(k)] = static_cast<int>(k);
+  }
+  auto array = [](int kind, int *data) {
+    fpm_arg arg{};
+    arg.kind = kind;
+    arg.data = data;
+    arg.size = sizeof(int);
+    arg.length = Count;
+    arg.stride = 1;
+    arg.count = 1;
+    return arg;
+  };
+  const fpm_arg args[] = {array(FPM_ARG_IN, a.data()),
+                          array(FPM_ARG_IN, b.data()),
+                          array(FPM_ARG_OUT, c.data())};
+  fpm_kernel kernel{};
+  kernel.source = "__kernel void subtract(__global const int *a, "
+                  "__global const int *b, __global int *c) {"
+                  "  size_t i = get_global_id(0); c[i] = a[i] - b[i]; }";
+  kernel.name = "subtract";
+  kernel.args = args;
+  kernel.arg_count = 3;
+  const fpm_loop loop = namedLoop("coexec.buffer-order", "auto", 0);
+  auto body = [](std::int64_t, std::int64_t, void *) { return 1; };
+  ASSERT_EQ(fpm_parallel_for_kernel(&loop, Count, body, nullptr, &kernel),
+            FPM_OK)
+      << fpm_last_error();
+  for (std::int64_t k = 0; k < Count; ++k)
+    ASSERT_EQ(c[static_cast<std::size_t>(k)], 2 * k) << "c[" << k << "]";
+  fpm::opencl::MemRef again = device.acquireBuffer(CL_MEM_READ_ONLY, bytes);
+  EXPECT_EQ(again.get(), secondHandle);
+  fpm::opencl::MemRef then = device.acquireBuffer(CL_MEM_READ_ONLY, bytes);
+  EXPECT_EQ(then.get(), firstHandle);
+}
+
 TEST_F(CoexecTest, DevicesThatDoNotExistAreNamedOnce) {
   // FPM_DEVICES=opencl1 with no such device ran on the CPU without a word.
   {

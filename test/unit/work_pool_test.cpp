@@ -548,6 +548,38 @@ TEST(WorkPoolTest, OwnQueueFirstThenDynamicThenSteal) {
   EXPECT_EQ(grant->range, (Range{944, 958})); // ceil(56 / 4)
 }
 
+TEST(WorkPoolTest, LoneDeviceWithOneRangeInFlightTakesItsQueueWhole) {
+  // A device alone in the pool that runs one range at a time: nobody can
+  // steal a tail and nothing overlaps, so the queue goes in one range
+  // (on PoCL, the one that starts at offset 0).
+  auto device = [](std::size_t pipeline, bool guessed = false) {
+    PoolPe pe = makePe(100, 1, guessed);
+    pe.pipeline = pipeline;
+    return pe;
+  };
+  WorkPool alone(1024, 64, {device(1), makePe(50, 0, false, true)});
+  alone.queue(0, {0, 1024});
+  std::optional<Grant> grant = alone.next(0);
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->source, RangeSource::Own);
+  EXPECT_EQ(grant->range, (Range{0, 1024}));
+  EXPECT_FALSE(alone.next(0));
+  // Still probed first while its speed is a guess: ceil(1024 / 8) = 128.
+  WorkPool probing(1024, 64, {device(1, true)});
+  probing.queue(0, {0, 1024});
+  EXPECT_EQ(probing.next(0)->range, (Range{0, 128}));
+  probing.done(0, {0, 128}, 0.01);
+  EXPECT_EQ(probing.next(0)->range, (Range{128, 1024}));
+  // A pipelined device halves, so that an upload overlaps a kernel.
+  WorkPool pipelined(1024, 64, {device(2)});
+  pipelined.queue(0, {0, 1024});
+  EXPECT_EQ(pipelined.next(0)->range, (Range{0, 512}));
+  // Another worker in the pool could steal the tail: halves.
+  WorkPool shared(1024, 64, {device(1), makePe(50, 1, false, true)});
+  shared.queue(0, {0, 1024});
+  EXPECT_EQ(shared.next(0)->range, (Range{0, 512}));
+}
+
 TEST(WorkPoolTest, TailStealingTakesFromTheLastToFinish) {
   // PE 0 (100/s) has nothing; PE 1 has 600 at 300/s (2 s left), PE 2 400
   // at 100/s (4 s left): PE 0 steals from PE 2 what it finishes when PE 2

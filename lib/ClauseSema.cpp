@@ -1,0 +1,420 @@
+//===- ClauseSema.cpp - The clauses' expressions, checked by Sema ---------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ClauseSema.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ASTLambda.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Lex/Preprocessor.h"
+#include "clang/Parse/Parser.h"
+#include "clang/Sema/EnterExpressionEvaluationContext.h"
+#include "clang/Sema/Scope.h"
+#include "clang/Sema/Sema.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace clang;
+
+namespace fpm {
+namespace {
+
+using Level = DiagnosticsEngine::Level;
+
+/// What one scope of the loop's declares: Decls in the order written.
+struct Layer {
+  llvm::SmallVector<NamedDecl *, 8> Decls;
+  llvm::SmallVector<UsingDirectiveDecl *, 1> UsingDirectives;
+};
+
+/// The scopes between the loop and its function.
+struct LoopScope {
+  /// The function (not a lambda) whose body holds the loop.
+  FunctionDecl *Fn = nullptr;
+  /// Innermost first; the last is Fn's parameters.
+  llvm::SmallVector<Layer, 4> Layers;
+  /// The loop is in a lambda, a block or a captured statement.
+  bool InCapture = false;
+};
+
+void addDecl(Layer &L, Decl *D) {
+  if (auto *UD = dyn_cast<UsingDirectiveDecl>(D)) {
+    L.UsingDirectives.push_back(UD);
+    return;
+  }
+  if (auto *DD = dyn_cast<DecompositionDecl>(D)) {
+    for (BindingDecl *B : DD->bindings())
+      addDecl(L, B);
+    return;
+  }
+  auto *ND = dyn_cast<NamedDecl>(D);
+  if (!ND || ND->isImplicit())
+    return;
+  if (ND->getDeclName())
+    L.Decls.push_back(ND);
+  // What Sema puts on the scope chains with them: using declarations'
+  // targets, unscoped enumerators.
+  if (auto *Using = dyn_cast<BaseUsingDecl>(ND))
+    for (UsingShadowDecl *Shadow : Using->shadows())
+      L.Decls.push_back(Shadow);
+  if (auto *Enum = dyn_cast<EnumDecl>(ND); Enum && !Enum->isScoped())
+    for (EnumConstantDecl *E : Enum->enumerators())
+      L.Decls.push_back(E);
+}
+
+void addStmt(Layer &L, const Stmt *S) {
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(S))
+    for (Decl *D : DS->decls())
+      addDecl(L, D);
+}
+
+void addParams(Layer &L, ArrayRef<ParmVarDecl *> Params) {
+  for (ParmVarDecl *P : Params)
+    if (P->getDeclName())
+      L.Decls.push_back(P);
+}
+
+/// What is declared around For, from For up to its function, as the parser
+/// had it on its scope chains at the `for`.
+LoopScope loopScope(ASTContext &Ctx, const ForStmt &For) {
+  LoopScope Result;
+  DynTypedNode Node = DynTypedNode::create(For);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Node);
+    if (Parents.empty())
+      break;
+    DynTypedNode Parent = Parents[0];
+    const Stmt *Child = Node.get<Stmt>();
+    Layer L;
+    // Sema takes the declarations as they are: not const.
+    if (auto *P = const_cast<Stmt *>(Parent.get<Stmt>())) {
+      if (auto *CS = dyn_cast<CompoundStmt>(P)) {
+        for (const Stmt *S : CS->body()) {
+          if (S == Child)
+            break;
+          addStmt(L, S);
+        }
+      } else if (auto *F = dyn_cast<ForStmt>(P)) {
+        if (Child == F->getBody()) {
+          addStmt(L, F->getInit());
+          if (VarDecl *V = F->getConditionVariable())
+            addDecl(L, V);
+        }
+      } else if (auto *If = dyn_cast<IfStmt>(P)) {
+        addStmt(L, If->getInit());
+        if (VarDecl *V = If->getConditionVariable())
+          addDecl(L, V);
+      } else if (auto *W = dyn_cast<WhileStmt>(P)) {
+        if (VarDecl *V = W->getConditionVariable())
+          addDecl(L, V);
+      } else if (auto *Sw = dyn_cast<SwitchStmt>(P)) {
+        addStmt(L, Sw->getInit());
+        if (VarDecl *V = Sw->getConditionVariable())
+          addDecl(L, V);
+      } else if (auto *R = dyn_cast<CXXForRangeStmt>(P)) {
+        if (Child == R->getBody()) {
+          addStmt(L, R->getInit());
+          addDecl(L, R->getLoopVariable());
+        }
+      } else if (auto *Catch = dyn_cast<CXXCatchStmt>(P)) {
+        if (VarDecl *V = Catch->getExceptionDecl())
+          addDecl(L, V);
+      } else if (auto *Lambda = dyn_cast<LambdaExpr>(P)) {
+        Result.InCapture = true;
+        addParams(L, Lambda->getCallOperator()->parameters());
+        for (const LambdaCapture &C : Lambda->captures())
+          if (C.capturesVariable())
+            if (auto *V = dyn_cast<VarDecl>(C.getCapturedVar());
+                V && V->isInitCapture())
+              addDecl(L, V);
+      } else if (auto *Block = dyn_cast<BlockExpr>(P)) {
+        Result.InCapture = true;
+        addParams(L, Block->getBlockDecl()->parameters());
+      } else if (isa<CapturedStmt>(P)) {
+        Result.InCapture = true;
+      }
+    } else if (const auto *FD = Parent.get<FunctionDecl>()) {
+      if (!isLambdaCallOperator(FD)) {
+        Result.Fn = const_cast<FunctionDecl *>(FD);
+        addParams(L, Result.Fn->parameters());
+        Result.Layers.push_back(std::move(L));
+        break;
+      }
+      // A lambda's body reached from its call operator: the parameters
+      // come with the LambdaExpr.
+      Result.InCapture = true;
+    }
+    if (!L.Decls.empty() || !L.UsingDirectives.empty())
+      Result.Layers.push_back(std::move(L));
+    Node = Parent;
+  }
+  return Result;
+}
+
+/// The integer that a section's bound or the grain must be: an integer or
+/// unscoped enumeration type, or in C++ a class that converts to one (as
+/// OpenMP's array sections and Clang's checks of them).
+class IntegerConverter : public Sema::ICEConvertDiagnoser {
+public:
+  explicit IntegerConverter(const std::string &What)
+      : ICEConvertDiagnoser(/*AllowScopedEnumerations=*/false,
+                            /*Suppress=*/false, /*SuppressConversion=*/false),
+        What(What) {}
+
+  Sema::SemaDiagnosticBuilder diagnoseNotInt(Sema &S, SourceLocation Loc,
+                                             QualType T) override {
+    return diag(S, Loc, Level::Error, "%0 must have an integer type, not %1")
+           << What << T;
+  }
+  Sema::SemaDiagnosticBuilder diagnoseIncomplete(Sema &S, SourceLocation Loc,
+                                                 QualType T) override {
+    return diag(S, Loc, Level::Error, "%0 has the incomplete type %1")
+           << What << T;
+  }
+  Sema::SemaDiagnosticBuilder diagnoseExplicitConv(Sema &S, SourceLocation Loc,
+                                                   QualType T,
+                                                   QualType ConvTy) override {
+    return diag(S, Loc, Level::Error,
+                "%0 of type %1 converts to an integer (%2) only explicitly")
+           << What << T << ConvTy;
+  }
+  Sema::SemaDiagnosticBuilder noteExplicitConv(Sema &S, CXXConversionDecl *Conv,
+                                               QualType ConvTy) override {
+    return diag(S, Conv->getLocation(), Level::Note,
+                "conversion to %0 declared here")
+           << ConvTy;
+  }
+  Sema::SemaDiagnosticBuilder diagnoseAmbiguous(Sema &S, SourceLocation Loc,
+                                                QualType T) override {
+    return diag(S, Loc, Level::Error,
+                "%0 of type %1 converts to more than one integer type")
+           << What << T;
+  }
+  Sema::SemaDiagnosticBuilder noteAmbiguous(Sema &S, CXXConversionDecl *Conv,
+                                            QualType ConvTy) override {
+    return diag(S, Conv->getLocation(), Level::Note,
+                "conversion to %0 declared here")
+           << ConvTy;
+  }
+  Sema::SemaDiagnosticBuilder diagnoseConversion(Sema &S, SourceLocation Loc,
+                                                 QualType, QualType) override {
+    // Picking a conversion function is allowed: nothing to say.
+    return S.Diag(Loc, S.getDiagnostics().getCustomDiagID(Level::Ignored, ""));
+  }
+
+private:
+  template <unsigned N>
+  static Sema::SemaDiagnosticBuilder diag(Sema &S, SourceLocation Loc, Level L,
+                                          const char (&Format)[N]) {
+    return S.Diag(Loc, S.getDiagnostics().getCustomDiagID(L, Format));
+  }
+
+  const std::string &What;
+};
+
+/// Whether T cannot be a kernel's argument passed by value: a host address
+/// (pointers, arrays, functions), or no value at all.
+bool isHostAddressOrVoid(QualType T) {
+  return T->isAnyPointerType() || T->isBlockPointerType() ||
+         T->isMemberPointerType() || T->isNullPtrType() || T->isArrayType() ||
+         T->isFunctionType() || T->isVoidType();
+}
+
+} // namespace
+
+ClauseSema::ClauseSema(Sema &S) : S(S) {}
+
+ClauseSema::~ClauseSema() = default;
+
+bool ClauseSema::check(const PartitionPragma &Pragma, const ForStmt &For) {
+  llvm::SmallVector<const ClauseExpr *, 8> Exprs;
+  for (const ClauseExpr &E : Pragma.Exprs)
+    if (E.K != ClauseExpr::Kind::KernelArg || kernelArgIsScalar(Pragma, E.Text))
+      Exprs.push_back(&E);
+  ASTContext &Ctx = S.getASTContext();
+  LoopScope Around = loopScope(Ctx, For);
+  if (Exprs.empty() || !Around.Fn)
+    return true;
+  DiagnosticsEngine &Diags = S.getDiagnostics();
+  Preprocessor &PP = S.getPreprocessor();
+
+  // The loop's variable, if its init declares it: in scope for the
+  // sections' bounds.
+  NamedDecl *LoopVar = nullptr;
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(For.getInit());
+      DS && DS->isSingleDecl())
+    if (auto *VD =
+            const_cast<VarDecl *>(dyn_cast<VarDecl>(DS->getSingleDecl()));
+        VD && VD->getDeclName())
+      LoopVar = VD;
+
+  // The tokens: each expression, then an eof naming it; then a few eofs
+  // naming nothing, so that a look ahead past the last finds one too.
+  llvm::SmallVector<Token, 32> Stream;
+  for (const ClauseExpr *E : Exprs) {
+    llvm::append_range(Stream, E->Tokens);
+    Token End;
+    End.startToken();
+    End.setKind(tok::eof);
+    End.setLocation(E->Tokens.empty() ? E->Loc : E->Tokens.back().getEndLoc());
+    End.setEofData(E);
+    Stream.push_back(End);
+  }
+  Token Pad;
+  Pad.startToken(); // no eof data: the eof of no expression
+  Pad.setKind(tok::eof);
+  Pad.setLocation(Stream.back().getLocation());
+  Stream.append(4, Pad);
+  PP.EnterTokenStream(Stream, /*DisableMacroExpansion=*/true,
+                      /*IsReinject=*/true);
+  if (!P) {
+    // The parser opens the translation unit's scope again (Sema's context
+    // must be none for that), and reads its first token.
+    P = std::make_unique<Parser>(PP, S, /*SkipFunctionBodies=*/false);
+    DeclContext *Saved = S.CurContext;
+    S.CurContext = nullptr;
+    P->Initialize();
+    S.CurContext = Saved;
+  } else {
+    // From the eof that ended the last loop's stream to this one's first.
+    P->ConsumeToken();
+  }
+
+  // Scopes entered here, to be left in reverse; the declarations put on
+  // each are taken off it by hand, so that Sema does not look at them
+  // again as it would at the end of a real scope (unused variables).
+  unsigned Entered = 0;
+  auto Enter = [&](unsigned Flags) {
+    P->EnterScope(Flags);
+    ++Entered;
+    return S.getCurScope();
+  };
+  auto Push = [&](NamedDecl *D) {
+    Scope *Cur = S.getCurScope();
+    for (auto I = S.IdResolver.begin(D->getDeclName()); I != S.IdResolver.end();
+         ++I)
+      if (Cur->isDeclScope(*I) && D->declarationReplaces(*I)) {
+        Cur->RemoveDecl(*I);
+        S.IdResolver.RemoveDecl(*I);
+        break;
+      }
+    Cur->AddDecl(D);
+    S.IdResolver.AddDecl(D);
+  };
+  auto Leave = [&] {
+    Scope *Cur = S.getCurScope();
+    llvm::SmallVector<Decl *, 8> Decls(Cur->decls());
+    for (Decl *D : Decls) {
+      Cur->RemoveDecl(D);
+      if (cast<NamedDecl>(D)->getDeclName())
+        S.IdResolver.RemoveDecl(cast<NamedDecl>(D));
+    }
+    P->ExitScope();
+    --Entered;
+  };
+
+  bool Ok = true;
+  {
+    Sema::ContextRAII TU(S, Ctx.getTranslationUnitDecl());
+    // The function's lexical contexts, outermost first, each with its
+    // template parameters, as ParseLateTemplatedFuncDef enters them.
+    llvm::SmallVector<DeclContext *, 4> Contexts;
+    for (DeclContext *DC = Around.Fn; DC && !DC->isTranslationUnit();
+         DC = DC->getLexicalParent())
+      Contexts.push_back(DC);
+    for (DeclContext *DC : llvm::reverse(Contexts)) {
+      S.ActOnReenterTemplateScope(
+          cast<Decl>(DC), [&] { return Enter(Scope::TemplateParamScope); });
+      if (DC == Around.Fn)
+        Enter(Scope::FnScope | Scope::DeclScope | Scope::CompoundStmtScope);
+      else
+        Enter(Scope::DeclScope);
+      S.PushDeclContext(S.getCurScope(), DC);
+    }
+    S.PushFunctionScope();
+    for (const Layer &L : llvm::reverse(Around.Layers)) {
+      if (&L != &Around.Layers.back())
+        Enter(Scope::DeclScope | Scope::CompoundStmtScope);
+      for (NamedDecl *D : L.Decls)
+        Push(D);
+      for (UsingDirectiveDecl *UD : L.UsingDirectives)
+        S.getCurScope()->PushUsingDirective(UD);
+    }
+
+    for (size_t I = 0; I < Exprs.size(); ++I) {
+      const ClauseExpr &E = *Exprs[I];
+      bool WithLoopVar = E.K == ClauseExpr::Kind::Bound && LoopVar;
+      if (WithLoopVar) {
+        Enter(Scope::DeclScope | Scope::ControlScope);
+        Push(LoopVar);
+      }
+      DiagnosticErrorTrap Trap(Diags);
+      {
+        EnterExpressionEvaluationContext Evaluation(
+            S, Around.InCapture
+                   ? Sema::ExpressionEvaluationContext::Unevaluated
+                   : Sema::ExpressionEvaluationContext::PotentiallyEvaluated);
+        ExprResult R = P->ParseExpression();
+        if (R.isUsable())
+          R = S.CorrectDelayedTyposInExpr(R);
+        const Token &Tok = P->getCurToken();
+        if (Tok.isNot(tok::eof) || Tok.getEofData() != &E) {
+          if (!Trap.hasErrorOccurred())
+            report(Diags, Tok.getLocation(), Level::Error,
+                   "expected the end of %0")
+                << E.What;
+          P->SkipUntil(tok::eof, Parser::StopBeforeMatch);
+        }
+        Expr *X = R.isUsable() && !Trap.hasErrorOccurred() ? R.get() : nullptr;
+        if (X && E.K != ClauseExpr::Kind::KernelArg) {
+          IntegerConverter Converter(E.What);
+          ExprResult C = S.PerformContextualImplicitConversion(X->getBeginLoc(),
+                                                               X, Converter);
+          X = C.isUsable() && !Trap.hasErrorOccurred() ? C.get() : nullptr;
+        } else if (X && !X->isTypeDependent() &&
+                   isHostAddressOrVoid(X->getType())) {
+          report(Diags, X->getBeginLoc(), Level::Error,
+                 "%0 is passed to the kernel by value and cannot have type "
+                 "%1; name an array of a data clause to pass its section")
+              << E.What << X->getType();
+          X = nullptr;
+        }
+        if (X)
+          X = S.ActOnFinishFullExpr(X, /*DiscardedValue=*/false).get();
+        // A constant grain: what the runtime takes, at least 1 and an
+        // int64_t.
+        if (X && E.K == ClauseExpr::Kind::Grain && !X->isValueDependent())
+          if (std::optional<llvm::APSInt> V = X->getIntegerConstantExpr(Ctx)) {
+            bool Fits = V->isSigned() ? V->getSignificantBits() <= 64
+                                      : V->getActiveBits() <= 63;
+            if (!Fits || V->isNegative() || V->isZero())
+              report(Diags, E.Loc, Level::Error,
+                     "the grain must be a positive integer that fits in "
+                     "int64_t; this one is %0")
+                  << toString(*V, 10);
+          }
+      }
+      Ok &= !Trap.hasErrorOccurred();
+      if (WithLoopVar)
+        Leave();
+      // On to the next expression's first token; the last eof stays.
+      if (I + 1 < Exprs.size())
+        P->ConsumeToken();
+    }
+
+    while (Entered)
+      Leave();
+    // Sema's warnings that wait for the end of a function (a division by
+    // zero, reachable or not) come now.
+    S.PopFunctionScopeInfo();
+  }
+  return Ok;
+}
+
+} // namespace fpm

@@ -1,0 +1,90 @@
+//===- ClauseSema.h - The clauses' expressions, checked by Sema -*- C++ -*-===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The rewriter copies each clause expression (a section's bounds, the grain,
+// a kernel's argument) into the rewritten file, where the compiler reads it
+// at the loop. ClauseSema has Clang read it there first, at rewrite time:
+// Clang's own Parser and Sema parse its tokens in the scope of the loop, so
+// that an undeclared name, a struct where an integer is needed, or Sema's
+// warnings (a division by zero) are Clang's diagnostics at the clause's
+// tokens, rather than errors in the rewritten file, or a program that aborts
+// at run time (a grain below 1).
+//
+// How, and why so (the alternatives tried on paper):
+//
+// - A Parser after the translation unit is parsed, over the same
+//   Preprocessor and Sema. ParseAST's Parser is gone by then (two at once
+//   would register the same pragma handlers); the new one starts on a token
+//   stream of the clause's tokens, each expression ended by an eof that the
+//   parser never consumes (as Clang's late-parsed default arguments are), so
+//   nothing past them is ever lexed: the main file's lexer is gone.
+// - The scope of the loop is rebuilt as Clang's own late parsing of template
+//   bodies rebuilds it (Parser::ParseLateTemplatedFuncDef): the lexical
+//   contexts of the function with their template parameters, then the
+//   function, then one scope per enclosing block holding what it declares
+//   before the loop (variables, types, enumerators, using declarations), the
+//   loop variable in the innermost for a section's bounds (the rewritten
+//   file evaluates them at sample iterations). The declarations are put on
+//   the scope chains without being added to any DeclContext, and taken off
+//   again before each scope is left (so that Sema's unused-declaration
+//   warnings are not given twice).
+// - The expressions are parsed and discarded: nothing is added to the AST
+//   the later stages read. Macros were expanded at the pragma
+//   (expandClauseMacros), as the body's are.
+// - Injecting the expressions as tokens from the pragma handler, in an
+//   `if (0) ... else` before the `for`, would have had Clang check them
+//   during the parse, but it changes the AST every later stage walks (the
+//   loop's parent), cannot see the loop variable a section uses, needs care
+//   at file scope and before a statement that is no `for`, and an `if (0)`
+//   or `sizeof` silences exactly the warnings wanted (Sema drops runtime
+//   diagnostics in unreachable or unevaluated code).
+//
+// Expressions are potentially evaluated, as they are in the rewritten file
+// (a division by zero is a warning), except in a lambda or a block, where
+// fpm keeps no capture state: there they are unevaluated, and those warnings
+// are not given. A dependent expression in a template is left to the
+// compiler, which checks it at instantiation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FPM_LIB_CLAUSESEMA_H
+#define FPM_LIB_CLAUSESEMA_H
+
+#include "PragmaParser.h"
+
+#include <memory>
+
+namespace clang {
+class ForStmt;
+class Parser;
+class Sema;
+} // namespace clang
+
+namespace fpm {
+
+/// Checks the clause expressions of one translation unit's partition
+/// pragmas, after the unit is parsed (it parses with a Parser of its own).
+class ClauseSema {
+public:
+  explicit ClauseSema(clang::Sema &S);
+  ~ClauseSema();
+
+  /// Checks the expressions of Pragma, the pragma of For: each parses as an
+  /// expression in the loop's scope; a section's bounds and the grain have
+  /// an integer type (or convert to one, in C++), a grain that is a
+  /// constant is at least 1 and fits int64_t; an argument of kernel(...)
+  /// passed by value is no pointer, array or function. Errors (and Sema's
+  /// warnings) are reported at the tokens; returns false after an error.
+  bool check(const PartitionPragma &Pragma, const clang::ForStmt &For);
+
+private:
+  clang::Sema &S;
+  std::unique_ptr<clang::Parser> P;
+};
+
+} // namespace fpm
+
+#endif // FPM_LIB_CLAUSESEMA_H
