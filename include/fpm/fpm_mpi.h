@@ -15,8 +15,8 @@
  * count, schedule, body and data (SPMD: the arrays the loop reads hold the
  * same values on every rank). The iterations are split across the ranks:
  *  - a static schedule (or "auto") splits by node-level FPMs: each rank's
- *    time for w iterations at its best split over its own PEs, from their
- *    stored profiles; or, without those, by each rank's speed measured in
+ *    time for w iterations at the split its own planner makes of them over
+ *    its PEs (the same schedule), from their stored profiles; or, without those, by each rank's speed measured in
  *    earlier calls of the loop; a loop whose ranks are not known yet starts
  *    from seed 001's two-stage schedule (80% by workers, the rest by FSS)
  *    and is split by what it measured from its second call on;
@@ -49,6 +49,16 @@
 #ifndef FPM_FPM_MPI_H
 #define FPM_FPM_MPI_H
 
+/* fpm uses MPI's C API only. A C++ source that includes this header first
+   gets no MPI-2 C++ bindings (removed in MPI-3), whose inline functions,
+   emitted unoptimised (-O0), need a library (libmpi_cxx) that
+   fpm::fpmrt-mpi's MPI::MPI_C does not link. */
+#if defined(__cplusplus) && !defined(OMPI_SKIP_MPICXX)
+#define OMPI_SKIP_MPICXX 1
+#endif
+#if defined(__cplusplus) && !defined(MPICH_SKIP_MPICXX)
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #include "fpm/fpm.h"

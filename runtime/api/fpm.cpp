@@ -15,6 +15,7 @@
 
 #include "api/part.hpp"
 #include "data/sections.hpp"
+#include "device/opencl_driver.hpp"
 #include "exec/devices.hpp"
 #include "exec/exec.hpp"
 #include "exec/loop_pes.hpp"
@@ -265,6 +266,8 @@ fpm::NodePes fpm::nodePes(const LoopArguments &arguments) {
     std::vector<LoopPe> pes;
     if (call.kernel && call.devices.wantsOpenCl())
       pes = coexecutionPes(call);
+    if (!pes.empty())
+      node.alignment = OpenClWorkGroupSize;
     if (pes.empty())
       pes.push_back({std::string(CpuProfileId), "", cpuThreads()});
     node.workers = 0;

@@ -77,6 +77,9 @@ struct NodePes {
   /// Workers: the CPU team's threads, and one per OpenCL device; a guess
   /// at the node's speed relative to others before any is measured.
   int workers = 1;
+  /// Where the packages of a split over `models` start: the work-group
+  /// size when the loop co-executes (exec/coexec.cpp plans so), else 1.
+  std::int64_t alignment = 1;
 };
 NodePes nodePes(const LoopArguments &arguments);
 

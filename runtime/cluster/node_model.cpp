@@ -6,6 +6,7 @@
 
 #include "cluster/node_model.hpp"
 
+#include "exec/plan.hpp"
 #include "partition/partition.hpp"
 
 #include <algorithm>
@@ -18,70 +19,105 @@ std::vector<std::int64_t> nodeSampleSizes(std::int64_t tripCount, int nodes) {
   std::vector<std::int64_t> sizes;
   if (tripCount < 1)
     return sizes;
-  // A node's share is about T/R; the partitioner interpolates between
-  // points, so cover from a quarter of that to all of T (a node may take
-  // the whole loop when the others are slow), evenly in log scale.
-  const std::int64_t low = std::max<std::int64_t>(
-      1, tripCount / (4 * static_cast<std::int64_t>(std::max(nodes, 1))));
-  constexpr int Points = 16;
-  const double ratio =
-      std::pow(static_cast<double>(tripCount) / static_cast<double>(low),
-               1.0 / (Points - 1));
-  double size = static_cast<double>(low);
-  for (int i = 0; i < Points; ++i, size *= ratio) {
-    const std::int64_t w =
-        i == Points - 1 ? tripCount
-                        : std::min<std::int64_t>(tripCount, std::llround(size));
-    if (sizes.empty() || w > sizes.back())
-      sizes.push_back(w);
-  }
+  // Log-spaced points over [from, to], `count` of them at most, rising.
+  auto span = [&](double from, double to, int count) {
+    const double ratio = count > 1 ? std::pow(to / from, 1.0 / (count - 1)) : 1;
+    double size = from;
+    for (int i = 0; i < count; ++i, size *= ratio) {
+      const std::int64_t w = std::clamp<std::int64_t>(
+          i == count - 1 ? std::llround(to) : std::llround(size), 1, tripCount);
+      if (sizes.empty() || w > sizes.back())
+        sizes.push_back(w);
+    }
+  };
+  // A node's share is about T/R: densely from a quarter of that to four
+  // times it, where the partitioner interpolates between points; then
+  // sparsely to all of T (a node may take the whole loop when the others
+  // are slow); and below, down to a 256th of the dense range's start, for
+  // a node so slow that it gets a sliver: a node's time falls slower than
+  // its share there (the PEs are slower on small packages), and a
+  // partitioner that extrapolated at the first point's speed would give it
+  // too much.
+  const auto whole = static_cast<double>(tripCount);
+  const double share = whole / std::max(nodes, 1);
+  const double low = std::max(1.0, share / 4);
+  const double high = std::min(whole, share * 4);
+  for (int k = BelowPoints; k >= 1; --k)
+    if (low / std::pow(4.0, k) >= 1)
+      sizes.push_back(std::llround(low / std::pow(4.0, k)));
+  span(low, high, DensePoints);
+  if (high < whole)
+    span(high, whole, SparsePoints + 1);
   return sizes;
 }
 
 namespace {
 
-/// The most iterations PE `pe` runs within `seconds` (0 when not even one),
-/// at most `limit`.
-std::int64_t withinTime(const CostModel &model, std::size_t pe, double seconds,
-                        std::int64_t limit) {
-  if (model.time(pe, 1) > seconds)
+/// nodeTime() over a cost model built once for all sizes.
+double splitTime(const CostModel &model, std::span<const Profile> pes,
+                 std::span<const PlanPe> planPes, const LoopSchedule &schedule,
+                 const NodeSplit &split, std::int64_t w) {
+  if (w <= 0)
     return 0;
-  std::int64_t low = 1, high = limit; // time(low) <= seconds
-  if (model.time(pe, high) <= seconds)
-    return high;
-  while (high - low > 1) {
-    const std::int64_t middle = low + (high - low) / 2;
-    (model.time(pe, middle) <= seconds ? low : high) = middle;
+  if (model.size() == 1)
+    return model.time(0, w);
+  PlanRequest request;
+  request.schedule = &schedule;
+  request.pes = planPes;
+  request.tripCount = w;
+  request.grain = split.grain;
+  request.alignment = std::max<std::int64_t>(split.alignment, 1);
+  request.models = pes;
+  const Plan plan = makePlan(request);
+  double slowest = 0;
+  for (std::size_t pe = 0; pe < model.size(); ++pe) {
+    double time = 0;
+    for (const Range &package : plan.packages[pe])
+      time += model.time(pe, package.size());
+    slowest = std::max(slowest, time);
   }
-  return low;
+  return slowest;
+}
+
+/// The PEs as the node's planner sees them: every one modelled, so their
+/// speeds are never read.
+std::vector<PlanPe> planPesOf(std::span<const Profile> pes) {
+  std::vector<PlanPe> planPes;
+  for (const Profile &pe : pes)
+    planPes.push_back({pe.device, 1, 1, false});
+  return planPes;
+}
+
+const LoopSchedule &staticSchedule(const NodeSplit &split) {
+  static const LoopSchedule automatic = parseLoopSchedule("auto");
+  return split.schedule.kind == LoopSchedule::Kind::Static ? split.schedule
+                                                           : automatic;
 }
 
 } // namespace
 
+double nodeTime(std::span<const Profile> pes, const NodeSplit &split,
+                std::int64_t w) {
+  if (pes.empty())
+    throw std::invalid_argument("nodeTime: no PEs");
+  const CostModel model(std::vector<Profile>(pes.begin(), pes.end()));
+  return splitTime(model, pes, planPesOf(pes), staticSchedule(split), split, w);
+}
+
 Profile nodeProfile(std::span<const Profile> pes,
                     std::span<const std::int64_t> sizes,
-                    const std::string &device) {
+                    const std::string &device, const NodeSplit &split) {
   if (pes.empty())
     throw std::invalid_argument("nodeProfile: no PEs");
   const CostModel model(std::vector<Profile>(pes.begin(), pes.end()));
+  const std::vector<PlanPe> planPes = planPesOf(pes);
+  const LoopSchedule &schedule = staticSchedule(split);
   Profile node;
   node.kernel = pes.front().kernel;
   node.device = device;
-  for (const std::int64_t w : sizes) {
-    // All w on the PE that runs it fastest is one split: an upper bound.
-    double high = model.time(0, w);
-    for (std::size_t pe = 1; pe < model.size(); ++pe)
-      high = std::min(high, model.time(pe, w));
-    double low = 0;
-    while (high - low > 1e-6 * high) {
-      const double middle = 0.5 * (low + high);
-      std::int64_t total = 0;
-      for (std::size_t pe = 0; pe < model.size() && total < w; ++pe)
-        total += withinTime(model, pe, middle, w);
-      (total >= w ? high : low) = middle;
-    }
-    node.points.push_back({w, high, {}, {}});
-  }
+  for (const std::int64_t w : sizes)
+    node.points.push_back(
+        {w, splitTime(model, pes, planPes, schedule, split, w), {}, {}});
   return node;
 }
 

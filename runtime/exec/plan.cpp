@@ -79,7 +79,8 @@ Plan makePlan(const PlanRequest &request) {
   plan.granule = ceilDiv(std::max(request.alignment, grain), grain) * grain;
 
   // `auto`: on partial FPMs, numerical; threads alike, equal; with stored
-  // FPMs of every PE, the exact optimum when it is cheap, else WDAH; with
+  // FPMs of every PE, the exact optimum (on coarser granules for a long
+  // loop) up to 16 PEs, else WDAH; with
   // speeds measured, a split by them (cpm); else the guided schedule,
   // which measures as it goes. Static schedules on partial FPMs too: the
   // caller asks for those only for `auto` and `numerical`.
@@ -95,8 +96,14 @@ Plan makePlan(const PlanRequest &request) {
       plan.partitioner = findPartitioner("equal");
       plan.reason = "equal: the CPU threads are alike";
     } else if (modelled) {
-      plan.partitioner = findPartitioner(
-          trips / plan.granule <= ExactSolverUnits ? "optimal" : "wdah");
+      // The exact optimum on granules coarsened to at most
+      // ExactSolverUnits loses under a granule per PE: little while every
+      // PE has many (1/64 of an even share, at most); WDAH on the fine
+      // granules beyond (a cluster's ranks).
+      const bool exact =
+          trips / plan.granule <= ExactSolverUnits ||
+          static_cast<std::int64_t>(live.size()) * 64 <= ExactSolverUnits;
+      plan.partitioner = findPartitioner(exact ? "optimal" : "wdah");
       plan.reason = std::string(plan.partitioner->name) + " on stored profiles";
     } else if (measured) {
       plan.partitioner = findPartitioner("cpm");

@@ -101,9 +101,14 @@ void runPart(const LoopArguments &arguments, Range range, double slowness,
 }
 
 /// What this rank tells rank 0 for planning: workers, a measured speed
-/// (0: none) and its node FPM's points, as doubles.
+/// (0: none) and its node FPM's points, as doubles. The node FPM is what
+/// this node's planner makes of w iterations by `schedule` (the loop's, as
+/// runLoopPart will plan its share), so that rank 0 splits by what each
+/// node will do.
 std::vector<double> describeNode(const LoopArguments &arguments,
-                                 const std::string &key, int ranks) {
+                                 const std::string &key, int ranks,
+                                 const LoopSchedule &schedule,
+                                 std::int64_t grain) {
   const NodePes pes = nodePes(arguments);
   std::vector<double> view{static_cast<double>(pes.workers), 0.0};
   {
@@ -113,22 +118,36 @@ std::vector<double> describeNode(const LoopArguments &arguments,
   }
   if (pes.models.empty())
     return view;
-  // A node FPM costs ~10^4 cost-model lookups per PE: made once per loop,
-  // shape and set of PEs (stored profiles are read once per process).
+  // A node FPM costs up to 20 plans (milliseconds each: the exact optimum
+  // or WDAH): made once per loop, shape, schedule and set of PEs (stored
+  // profiles are read once per process).
   static std::mutex cacheMutex;
   static std::map<std::string, std::vector<double>, std::less<>> cache;
   std::string shape = key + '\n' + std::to_string(arguments.tripCount) + ' ' +
-                      std::to_string(ranks);
+                      std::to_string(ranks) + ' ' + schedule.text + ' ' +
+                      std::to_string(grain);
   for (const Profile &model : pes.models)
     shape += ' ' + model.device;
   const std::lock_guard<std::mutex> lock(cacheMutex);
   auto [it, added] = cache.try_emplace(shape);
   if (added) {
-    const Profile node = nodeProfile(
-        pes.models, nodeSampleSizes(arguments.tripCount, ranks), "node");
-    for (const ProfilePoint &point : node.points) {
-      it->second.push_back(static_cast<double>(point.size));
-      it->second.push_back(point.time);
+    NodeSplit split;
+    if (schedule.kind == LoopSchedule::Kind::Static)
+      split.schedule = schedule;
+    split.grain = grain;
+    split.alignment = pes.alignment;
+    try {
+      const Profile node =
+          nodeProfile(pes.models, nodeSampleSizes(arguments.tripCount, ranks),
+                      "node", split);
+      for (const ProfilePoint &point : node.points) {
+        it->second.push_back(static_cast<double>(point.size));
+        it->second.push_back(point.time);
+      }
+    } catch (const std::exception &) {
+      // No node FPM (the planner refused these PEs): rank 0 splits by
+      // speeds, and this rank's own call reports what is wrong.
+      it->second.clear();
     }
   }
   view.insert(view.end(), it->second.begin(), it->second.end());
@@ -494,7 +513,8 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
   // Rank 0 plans from every node's view and sends the split (kind -1: it
   // failed, and says why).
   const std::vector<NodeView> nodes =
-      gatherNodes(comm, rank, ranks, describeNode(arguments, key, ranks),
+      gatherNodes(comm, rank, ranks,
+                  describeNode(arguments, key, ranks, schedule, loop.grain),
                   std::string(names.name.empty() ? key : names.name));
   ClusterPlan plan;
   std::vector<std::int64_t> message(1 + 2 * static_cast<std::size_t>(ranks));

@@ -8,12 +8,13 @@
 // (cluster/: the code the MPI library runs, without MPI) against model
 // nodes, for as many nodes as no test machine has. Each node has two PEs
 // whose FPMs come from one of the thesis' four families (test/support/);
-// what a node really takes for w iterations is its best split of w over
-// its PEs, times a per-node noise factor the planner does not know
-// (1 +- --noise). Per node count it prints:
+// what a node really takes for w iterations (a static share or a dynamic
+// chunk) is what the runtime makes of it: makePlan over its PEs, each PE
+// running its packages in turn (cluster/node_model.hpp's nodeTime), times
+// a per-node noise factor the planner does not know (1 +- --noise). Per
+// node count it prints:
 //  - hierarchical static (`auto` across node FPMs made by nodeProfile, each
-//    node then splitting its share over its PEs by makePlan, as the runtime
-//    does, packages run in turn): rank 0's solve time, the
+//    node then splitting its share over its PEs): rank 0's solve time, the
 //    slowest node's nodeProfile time (the nodes make theirs in parallel),
 //    messages (a gather and a broadcast: 2 ), makespan / optimum;
 //  - flat static (`auto` over every PE of every node in one partition, as
@@ -32,7 +33,8 @@
 //                     [--schedule S] [--noise F] [--latency S] [--scale K]
 //                     [--seed K]
 //
-// --schedule is the hierarchical split's across nodes (default auto).
+// --schedule is the hierarchical split's, across nodes and in each node
+// (default auto; a self-scheduling one is `auto` in the nodes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,15 +91,6 @@ struct Config {
   std::string schedule = "auto";
 };
 
-/// The least t in which `pes` run `w` iterations together, each PE's time
-/// scaled by `factor` (the node's noise): nodeProfile's definition.
-double bestTime(std::span<const Profile> pes, double factor, std::int64_t w) {
-  if (w <= 0)
-    return 0;
-  const std::int64_t sizes[] = {w};
-  return nodeProfile(pes, sizes, "node").points.front().time * factor;
-}
-
 /// The exact optimum on the true (noisy) times: `optimal` over every PE of
 /// every node, at its granularity (at most ExactSolverUnits granules, so a
 /// finer split may beat it a little); nothing past `limit` PEs, where its
@@ -124,6 +117,9 @@ struct Row {
   int nodes = 0;
   double best = 0;
   double hierSolve = 0, nodeModel = 0, hierRatio = 0;
+  /// The node FPMs' largest error at the shares they got (noise aside),
+  /// relative to the makespan the planner expected.
+  double modelError = 0;
   double flatSolve = -1, flatRatio = -1;
   double dynSolve = 0, dynRatio = 0;
   long long staticMessages = 0, dynMessages = 0;
@@ -188,8 +184,16 @@ Row runCase(int nodes, const Config &config) {
         static_cast<std::size_t>(n * config.pesPerNode),
         static_cast<std::size_t>(config.pesPerNode));
   };
+  // The schedule is the loop's on both levels, as in the runtime: across
+  // nodes, and in each node over its PEs (`auto` where it self-schedules).
+  const LoopSchedule across = parseLoopSchedule(config.schedule);
+  NodeSplit within;
+  if (across.kind == LoopSchedule::Kind::Static)
+    within.schedule = across;
+  // What node n takes for w iterations: its planner's split, noisy.
   auto nodeTime = [&](int n, std::int64_t w) {
-    return bestTime(nodePes(n), factors[static_cast<std::size_t>(n)], w);
+    return fpm::nodeTime(nodePes(n), within, w) *
+           factors[static_cast<std::size_t>(n)];
   };
   const std::optional<double> optimum =
       exactOptimum(all, factors, config.pesPerNode, trips, config.optimumLimit);
@@ -204,44 +208,29 @@ Row runCase(int nodes, const Config &config) {
   for (int n = 0; n < nodes; ++n) {
     const Clock::time_point start = Clock::now();
     views[static_cast<std::size_t>(n)].model =
-        nodeProfile(nodePes(n), sizes, "node");
+        nodeProfile(nodePes(n), sizes, "node", within);
     row.nodeModel = std::max(row.nodeModel, secondsSince(start));
   }
   const LoopSchedule automatic = parseLoopSchedule("auto");
-  const LoopSchedule across = parseLoopSchedule(config.schedule);
   Clock::time_point start = Clock::now();
   const ClusterPlan hier = planCluster(across, views, trips, 0);
   row.hierSolve = secondsSince(start);
-  // Each node splits its share over its PEs as the runtime does: makePlan
-  // (`auto`) on their FPMs, each PE running its packages in turn.
-  auto plannedTime = [&](int n, std::int64_t share) {
-    if (share <= 0)
-      return 0.0;
-    const std::span<const Profile> pes = nodePes(n);
-    std::vector<PlanPe> planPes;
-    for (std::size_t j = 0; j < pes.size(); ++j)
-      planPes.push_back({"pe" + std::to_string(j), 1, 1, false});
-    PlanRequest request;
-    request.schedule = &automatic;
-    request.pes = planPes;
-    request.tripCount = share;
-    request.models = pes;
-    const Plan plan = makePlan(request);
-    const CostModel model(std::vector<Profile>(pes.begin(), pes.end()));
-    double longest = 0;
-    for (std::size_t j = 0; j < pes.size(); ++j) {
-      double time = 0;
-      for (const Range &package : plan.packages[j])
-        time += model.time(j, package.size());
-      longest = std::max(longest, time);
+  // The node FPMs' error where it matters: the largest gap between a
+  // node's time and what its FPM predicted, noise aside, against the
+  // makespan the planner expected.
+  double makespan = 0, expected = 0, gap = 0;
+  for (int n = 0; n < nodes; ++n) {
+    const auto node = static_cast<std::size_t>(n);
+    const std::int64_t share = hier.shares[node].size();
+    const double time = nodeTime(n, share);
+    makespan = std::max(makespan, time);
+    if (share > 0) {
+      const double predicted = CostModel({*views[node].model}).time(0, share);
+      expected = std::max(expected, predicted);
+      gap = std::max(gap, std::abs(time / factors[node] - predicted));
     }
-    return longest * factors[static_cast<std::size_t>(n)];
-  };
-  double makespan = 0;
-  for (int n = 0; n < nodes; ++n)
-    makespan = std::max(
-        makespan,
-        plannedTime(n, hier.shares[static_cast<std::size_t>(n)].size()));
+  }
+  row.modelError = expected > 0 ? gap / expected : 0;
   row.hierRatio = makespan / best;
   row.staticMessages = 2LL * (nodes - 1);
 
@@ -277,7 +266,7 @@ Row runCase(int nodes, const Config &config) {
   for (int n = 0; n < nodes; ++n) {
     const std::int64_t share = config.perNode;
     speeds[static_cast<std::size_t>(n)].speed =
-        static_cast<double>(share) / bestTime(nodePes(n), 1, share);
+        static_cast<double>(share) / fpm::nodeTime(nodePes(n), within, share);
   }
   start = Clock::now();
   const ClusterPlan dynamic =
@@ -353,9 +342,11 @@ int main(int argc, char **argv) {
               config.scale, config.noise * 100, config.latency * 1e6);
   std::printf("| nodes | optimum ms | hier. solve ms | node FPM ms | hier. "
               "msgs | hier. "
-              "makespan/opt | flat solve ms | flat makespan/opt | dyn. master "
+              "makespan/opt | node FPM err %% | flat solve ms | flat "
+              "makespan/opt | dyn. master "
               "ms | dyn. msgs | dyn. makespan/opt |\n");
-  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+              "\n");
   for (int nodes : config.nodes) {
     std::fprintf(stderr, "fpm-bench-cluster: %d nodes...\n", nodes);
     const Row row = runCase(nodes, config);
@@ -376,11 +367,12 @@ int main(int argc, char **argv) {
       std::snprintf(flatSolve, sizeof flatSolve, "%.2f", row.flatSolve * 1e3);
       flatRatio = ratio(row.flatRatio);
     }
-    std::printf("| %d | %s | %.2f | %.2f | %lld | %s | %s | %s | %.2f | %lld "
-                "| %s |\n",
+    std::printf("| %d | %s | %.2f | %.2f | %lld | %s | %.1f | %s | %s | %.2f | "
+                "%lld | %s |\n",
                 row.nodes, best, row.hierSolve * 1e3, row.nodeModel * 1e3,
-                row.staticMessages, ratio(row.hierRatio).c_str(), flatSolve,
-                flatRatio.c_str(), row.dynSolve * 1e3, row.dynMessages,
+                row.staticMessages, ratio(row.hierRatio).c_str(),
+                row.modelError * 100, flatSolve, flatRatio.c_str(),
+                row.dynSolve * 1e3, row.dynMessages,
                 ratio(row.dynRatio).c_str());
     std::fflush(stdout);
   }

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the build tree into a temporary prefix, builds a consumer project
 # against it with find_package(fpm), and runs what it built: the install
-# rules, the package and fpm_rewrite_sources, as a user meets them.
+# rules, the package and fpm_rewrite_sources, as a user meets them. Where
+# fpm was built with MPI, also an MPI consumer of fpm::fpmrt-mpi, run on 2
+# ranks; where it cannot be, a SKIP line says why (never a silent pass).
+#   check-install.sh BUILD SOURCE CC CXX [SANITIZER_FLAGS [MPIEXEC]]
 set -euo pipefail
-build=$1 source=$2 cc=$3 cxx=$4 sanitize=${5:-}
+build=$1 source=$2 cc=$3 cxx=$4 sanitize=${5:-} mpiexec=${6:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -23,3 +26,47 @@ cmake --build "$work/consumer" >/dev/null
 libraries=$(ldd "$work/consumer/mandelbrot")
 grep -q "$work/prefix/lib/libfpmrt.so" <<<"$libraries"
 echo "package: installed fpm builds and runs a consumer project"
+
+# libfpmrt-mpi: installed (its export set) exactly where fpm found MPI.
+if [ ! -f "$work/prefix/lib/cmake/fpm/fpmMpiTargets.cmake" ]; then
+  echo "package: SKIP fpm::fpmrt-mpi: fpm was built without MPI" \
+    "(install libopenmpi-dev: scripts/setup.sh)"
+  exit 0
+fi
+[ -n "$mpiexec" ] || mpiexec=$(command -v mpirun || true)
+# find_package(fpm COMPONENTS mpi) must find MPI through C where the
+# project enables it and through C++ alone (fpmConfig.cmake), so both.
+for languages in "C;CXX" CXX; do
+  consumer="$work/mpi-consumer-${languages/;/-}"
+  cmake -S "$source/test/package/mpi-consumer" -B "$consumer" -G Ninja \
+    --no-warn-unused-cli \
+    -DFPM_CONSUMER_LANGUAGES="$languages" \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
+    -DCMAKE_PREFIX_PATH="$work/prefix" \
+    -DCMAKE_C_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS="$sanitize" >/dev/null
+  # Its output only when it fails (a link error goes to stdout).
+  if ! cmake --build "$consumer" >"$work/mpi-build.log" 2>&1; then
+    cat "$work/mpi-build.log"
+    echo "package: the fpm::fpmrt-mpi consumer ($languages) does not build"
+    exit 1
+  fi
+  libraries=$(ldd "$consumer/mpi_consumer")
+  grep -q "$work/prefix/lib/libfpmrt-mpi.so" <<<"$libraries"
+  # run-mpi.sh: test/mpi's settings (run as root, one machine's shared
+  # memory, oversubscribed); 77 and a SKIP line where there is no mpirun.
+  status=0
+  "$source/test/mpi/run-mpi.sh" "$mpiexec" "$work/mpi-profiles" \
+    --expect "^mpi_consumer: ok on 2 ranks$" \
+    -np 2 "$consumer/mpi_consumer" || status=$?
+  if [ "$status" -eq 77 ]; then
+    echo "package: SKIP running the fpm::fpmrt-mpi consumer: no mpirun" \
+      "($languages: it builds)"
+    exit 0
+  fi
+  if [ "$status" -ne 0 ]; then
+    echo "package: the fpm::fpmrt-mpi consumer ($languages) failed"
+    exit 1
+  fi
+done
+echo "package: installed fpm::fpmrt-mpi builds (C and C++, C++ alone) and" \
+  "runs a consumer on 2 ranks"

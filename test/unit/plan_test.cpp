@@ -104,8 +104,19 @@ TEST(PlanTest, AutoFollowsWhatIsKnownOfThePes) {
   plan = planFor("auto", pes({3, 1}), ExactSolverUnits, models);
   EXPECT_EQ(plan.partitioner->name, std::string("optimal"));
   EXPECT_TRUE(plan.modelled);
-  // ... and WDAH past the exact solvers' cap.
-  plan = planFor("auto", pes({3, 1}), ExactSolverUnits + 1, models);
+  // ... and on coarser granules past the exact solvers' cap, for a few PEs
+  // (each keeps many granules: within a granule of its optimal share).
+  plan = planFor("auto", pes({3, 1}), 100 * ExactSolverUnits, models);
+  EXPECT_EQ(plan.partitioner->name, std::string("optimal"));
+  EXPECT_EQ(plan.granule, 100);
+  EXPECT_NEAR(static_cast<double>(plan.planned(0)), 75 * ExactSolverUnits, 100);
+  // Many PEs (a cluster's ranks) on a long loop: WDAH on fine granules,
+  // where the coarse ones would leave some PEs a few granules each.
+  std::vector<Profile> many;
+  for (int p = 0; p < 17; ++p)
+    many.push_back(model("pe" + std::to_string(p), 1));
+  plan = planFor("auto", pes(std::vector<double>(17, 1.0)),
+                 ExactSolverUnits + 1, many);
   EXPECT_EQ(plan.partitioner->name, std::string("wdah"));
 }
 
