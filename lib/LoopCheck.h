@@ -285,6 +285,7 @@ private:
         .str();
   }
   bool checkGotos();
+  bool checkLocalNames();
   bool checkInvariant(const Expr *E, StringRef What);
   bool checkSections(StringRef Clause, ArrayRef<DataSection> Sections);
   bool checkReductions(llvm::SmallVectorImpl<ReductionVar> &Reductions,

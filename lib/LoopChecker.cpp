@@ -317,6 +317,81 @@ bool LoopCheck::checkGotos() {
   return GotosOk;
 }
 
+/// C only: the body moves into a function of its own (CEmitter), where a
+/// type, typedef or enumerator the enclosing function declares before the
+/// loop is not visible; the compiler would reject the rewritten file. C++
+/// bodies become lambdas in place and see them.
+bool LoopCheck::checkLocalNames() {
+  if (Ctx.getLangOpts().CPlusPlus)
+    return true;
+  SourceRange Body = For.getBody()->getSourceRange();
+  llvm::SmallPtrSet<const NamedDecl *, 4> Reported;
+  bool LocalOk = true;
+  // Named: what the body uses (a type, or an enumerator of Owner).
+  auto check = [&](const NamedDecl *Named, SourceLocation Use,
+                   const Decl *Owner = nullptr) {
+    if (!Owner)
+      Owner = Named;
+    if (!Named || !Owner->getDeclContext()->isFunctionOrMethod() ||
+        isInside(Owner->getLocation(), Body) || !Reported.insert(Named).second)
+      return;
+    std::string Name = Named->getName().str();
+    if (Name.empty()) // an unnamed struct or enum, through its typedef's use
+      Name = QualType(cast<TypeDecl>(Named)->getTypeForDecl(), 0)
+                 .getAsString(Ctx.getPrintingPolicy());
+    report(Diags, Use, Level::Error,
+           "'%0' is declared in function '%1': the body of a partitioned "
+           "loop moves into a function of its own in C, where it is not "
+           "visible; declare it at file scope")
+        << Name << Fn.getName();
+    report(Diags, Named->getLocation(), Level::Note, "'%0' is declared here")
+        << Name;
+    LocalOk = false;
+  };
+  // The local type a type names, through pointers, arrays and typedefs.
+  auto checkType = [&](QualType T, SourceLocation Use) {
+    for (int Depth = 0; !T.isNull() && Depth < 16; ++Depth) {
+      if (const auto *TT = T->getAs<TypedefType>())
+        check(TT->getDecl(), Use);
+      if (const TagDecl *Tag = T->getAsTagDecl())
+        check(Tag, Use);
+      if (T->isPointerType())
+        T = T->getPointeeType();
+      else if (const ArrayType *AT = Ctx.getAsArrayType(T))
+        T = AT->getElementType();
+      else
+        break;
+    }
+  };
+  llvm::SmallVector<const Stmt *, 64> Work{For.getBody()};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+      const ValueDecl *D = DRE->getDecl();
+      if (const auto *EC = dyn_cast<EnumConstantDecl>(D))
+        check(EC, DRE->getLocation(), cast<EnumDecl>(EC->getDeclContext()));
+      else if (isa<VarDecl>(D) && !isInside(D->getLocation(), Body))
+        checkType(D->getType(), DRE->getLocation());
+    } else if (const auto *E = dyn_cast<ExplicitCastExpr>(S)) {
+      checkType(E->getTypeAsWritten(), E->getBeginLoc());
+    } else if (const auto *E = dyn_cast<UnaryExprOrTypeTraitExpr>(S)) {
+      if (E->isArgumentType())
+        checkType(E->getArgumentType(), E->getBeginLoc());
+    } else if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+      for (const Decl *D : DS->decls())
+        if (const auto *VD = dyn_cast<VarDecl>(D))
+          checkType(VD->getType(), VD->getLocation());
+    }
+    // Children last first, so that the first use in the source is the one
+    // reported.
+    llvm::SmallVector<const Stmt *, 8> Children(S->children());
+    Work.append(Children.rbegin(), Children.rend());
+  }
+  return LocalOk;
+}
+
 bool LoopCheck::checkInvariant(const Expr *E, StringRef What) {
   if (!E)
     return true;
@@ -465,6 +540,7 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
     return false;
   walk(For.getBody());
   Ok &= checkGotos();
+  Ok &= checkLocalNames();
   Ok &= checkInvariant(Loop.Bound, "bound");
   Ok &= checkInvariant(Loop.Step, "step");
 
