@@ -25,6 +25,14 @@ if "fpm_profile" in lit_config.params:
 if "fpm_rewrite" in lit_config.params:
     config.fpm_rewrite = os.path.abspath(lit_config.params["fpm_rewrite"])
 
+# `-D fpm_runtime_dir=DIR -D sanitizer_flags=FLAGS`: the programs the tests
+# build link another libfpmrt (a sanitizer build), with those link flags.
+if "fpm_runtime_dir" in lit_config.params:
+    config.fpm_runtime_dir = os.path.abspath(
+        lit_config.params["fpm_runtime_dir"])
+if "sanitizer_flags" in lit_config.params:
+    config.sanitizer_flags = lit_config.params["sanitizer_flags"]
+
 if not hasattr(config, "fpm_partition"):
     lit_config.fatal(
         "run lit on the build tree (<build>/test/lit), whose lit.site.cfg.py "
