@@ -118,8 +118,9 @@ Plan makePlan(const PlanRequest &request) {
   plan.kind = isStatic ? Plan::Kind::Static : Plan::Kind::Dynamic;
 
   if (isStatic) {
-    plan.granule = std::max(
-        plan.granule, staticGranule(*plan.partitioner, trips, request.grain));
+    // Coarser for a long loop, still a multiple of the aligned one.
+    plan.granule *= ceilDiv(
+        staticGranule(*plan.partitioner, trips, request.grain), plan.granule);
     PartitionRequest split;
     split.size = trips;
     split.granularity = plan.granule;

@@ -143,7 +143,10 @@ TEST(PlanTest, EverySchedulePlansEveryIterationOnce) {
        {"equal", "cpm", "geometric", "numerical", "hpopta", "optimal", "wdah",
         "wdah_heuristic", "pss", "css(7)", "gss", "fss", "tss", "gss, 50",
         "fss, 80", "tss, 100"})
-    for (std::int64_t trips : {0, 1, 63, 64, 1000, 4097}) {
+    // The last: coarser static granules (exact solvers), still aligned.
+    for (std::int64_t trips :
+         {std::int64_t{0}, std::int64_t{1}, std::int64_t{63}, std::int64_t{64},
+          std::int64_t{1000}, std::int64_t{4097}, 100 * ExactSolverUnits + 1}) {
       SCOPED_TRACE(std::string(schedule) + ", " + std::to_string(trips));
       planFor(schedule, pes({2, 1, 1}), trips);
       // A device's alignment, and a PE without workers.
