@@ -330,8 +330,9 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
     before.push_back(event.get());
   for (const opencl::EventRef &event : sharedUploads)
     before.push_back(event.get());
-  // Whole work-groups of `groupSize`, then the rest (the loop's last range
-  // only: ranges start at multiples of OpenClWorkGroupSize) as one group.
+  // Whole work-groups of `groupSize`, then the rest as one group: ranges
+  // start at multiples of OpenClWorkGroupSize, and end on one but for the
+  // loop's last and a range whose back a CPU thread stole.
   const auto size = static_cast<std::size_t>(range.size());
   const std::size_t whole = size / groupSize * groupSize;
   const std::size_t parts[2][2] = {
@@ -341,12 +342,15 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
     if (items == 0)
       continue;
     cl_event launched = nullptr;
-    // The rest as one group: the implementation chooses, but a kernel
-    // with reductions stores one partial result per group, so it gets one.
+    // The rest in groups of one work-item: PoCL compiles a kernel per
+    // local size, and one size for every rest compiles once (its own
+    // choice differs with the rest's size). A kernel with reductions
+    // stores one partial result per group, so its rest is one group.
     const bool reduces = reductions_ && reductions_->reductions().size() > 0;
+    const std::size_t single = 1;
     const std::size_t *local = items == whole ? &groupSize
                                : reduces      ? &items
-                                              : nullptr;
+                                              : &single;
     // Each launch's work-groups store their partial results from element
     // 0 of buffers of their own.
     const std::size_t groups = items == whole ? items / groupSize : 1;
