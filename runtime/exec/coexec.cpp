@@ -478,7 +478,8 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
   request.loop = key;
   const Plan plan = makePlan(request);
 
-  WorkPool pool(size, plan.granule, views.pool);
+  WorkPool pool(size, plan.granule, views.pool,
+                std::max<std::int64_t>(call.grain, 1));
   if (call.steal)
     pool.setStealing(*call.steal);
   for (std::size_t p = 0; p < plan.packages.size(); ++p)

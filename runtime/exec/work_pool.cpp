@@ -25,9 +25,10 @@ std::int64_t scaledUp(std::int64_t x, double fraction) {
 } // namespace
 
 WorkPool::WorkPool(std::int64_t tripCount, std::int64_t granule,
-                   std::vector<PoolPe> pes)
-    : tripCount_(tripCount), granule_(granule) {
-  if (tripCount < 0 || granule < 1 || pes.empty())
+                   std::vector<PoolPe> pes, std::int64_t cpuGranule)
+    : tripCount_(tripCount), granule_(granule),
+      cpuGranule_(cpuGranule == 0 ? granule : cpuGranule) {
+  if (tripCount < 0 || granule < 1 || cpuGranule < 0 || pes.empty())
     throw std::invalid_argument("WorkPool: bad trip count, granule or PEs");
   for (const PoolPe &pe : pes) {
     if (!(pe.speed > 0) || pe.workers < 0)
@@ -109,18 +110,18 @@ std::int64_t WorkPool::probeLimit(std::size_t pe) const {
   return tripCount_;
 }
 
-std::int64_t WorkPool::alignUp(std::int64_t at) const {
-  return std::min(tripCount_, ceilDiv(at, granule_) * granule_);
+std::int64_t WorkPool::alignUp(std::int64_t at, std::int64_t unit) const {
+  return std::min(tripCount_, ceilDiv(at, unit) * unit);
 }
 
-std::int64_t WorkPool::alignDown(std::int64_t at) const {
-  return at / granule_ * granule_;
+bool WorkPool::runsOnCpu(std::size_t pe) const {
+  return pes_[pe].pe.cpu || pes_[pe].failed;
 }
 
-Range WorkPool::takeFront(Queue &queue, std::int64_t size) {
+Range WorkPool::takeFront(Queue &queue, std::int64_t size, std::int64_t unit) {
   Range &front = queue.ranges.front();
   const std::int64_t cut =
-      alignUp(front.begin + std::max<std::int64_t>(size, 1));
+      alignUp(front.begin + std::max<std::int64_t>(size, 1), unit);
   Range taken = front;
   if (cut >= front.end) {
     queue.ranges.pop_front();
@@ -132,10 +133,10 @@ Range WorkPool::takeFront(Queue &queue, std::int64_t size) {
   return taken;
 }
 
-Range WorkPool::takeBack(Queue &queue, std::int64_t size) {
+Range WorkPool::takeBack(Queue &queue, std::int64_t size, std::int64_t unit) {
   Range &back = queue.ranges.back();
   const std::int64_t cut =
-      alignDown(back.end - std::max<std::int64_t>(size, 1));
+      (back.end - std::max<std::int64_t>(size, 1)) / unit * unit;
   Range taken = back;
   if (cut <= back.begin) {
     queue.ranges.pop_back();
@@ -159,7 +160,8 @@ std::optional<Grant> WorkPool::next(std::size_t pe) {
   if (recovered_.queued > 0) {
     const std::int64_t size =
         std::min(std::max(granule_, scaledUp(recovered_.queued, share)), limit);
-    return Grant{takeFront(recovered_, size), RangeSource::Recovered, pe};
+    return Grant{takeFront(recovered_, size, granule_), RangeSource::Recovered,
+                 pe};
   }
 
   if (Queue &own = self.queue; own.queued > 0) {
@@ -170,15 +172,18 @@ std::optional<Grant> WorkPool::next(std::size_t pe) {
     // PoCL, ranges past the first run a kernel compiled for a non-zero
     // global offset, 35-60% slower per row than the offset-0 one on
     // fpm-bench-coexec's matmul (--overhead), so it takes the queue whole.
+    // CPU threads cut finer than granules: the last eighth of a share then
+    // need not run whole on one thread while the others wait.
     const std::int64_t workers = std::max(self.pe.workers, 1);
     const bool alone = self.pe.pipeline == 1 && self.pe.workers == 1 &&
                        totalWorkers_ == 1 && !self.failed;
+    const std::int64_t unit = runsOnCpu(pe) ? cpuGranule_ : granule_;
     const std::int64_t size =
         std::min(alone ? own.queued
-                       : std::max({granule_, ceilDiv(own.queued, 2 * workers),
+                       : std::max({unit, ceilDiv(own.queued, 2 * workers),
                                    ceilDiv(own.initial, 8 * workers)}),
                  limit);
-    return Grant{takeFront(own, size), RangeSource::Own, pe};
+    return Grant{takeFront(own, size, unit), RangeSource::Own, pe};
   }
 
   if (chunker_ && chunker_->remaining() > 0) {
@@ -189,7 +194,7 @@ std::optional<Grant> WorkPool::next(std::size_t pe) {
     // other workers, or thieves, find it (a failed PE's thread queues
     // nothing: the rest is recovered work, for anyone).
     if (range.size() > limit) {
-      const std::int64_t cut = alignUp(range.begin + limit);
+      const std::int64_t cut = alignUp(range.begin + limit, granule_);
       if (cut < range.end) {
         Queue &rest = self.failed ? recovered_ : self.queue;
         rest.ranges.push_front({cut, range.end});
@@ -220,14 +225,21 @@ std::optional<Grant> WorkPool::steal(std::size_t pe) {
   }
   if (victim == pes_.size())
     return std::nullopt;
-  // Take what this worker finishes when the victim finishes the rest.
+  // Take what this worker finishes when the victim finishes the rest: the
+  // back of the queue, or, where the victim is the CPU team and the thief
+  // a device, the front, so that the cut falls where a CPU thread may
+  // start.
+  const bool cpuThief = runsOnCpu(pe);
+  const bool front = !cpuThief && runsOnCpu(victim);
+  const std::int64_t unit = cpuThief || front ? cpuGranule_ : granule_;
   const double thief = speed(pe) / std::max(pes_[pe].pe.workers, 1);
   Queue &queue = pes_[victim].queue;
-  const std::int64_t size =
-      std::min(std::max(granule_, scaledUp(queue.queued,
-                                           thief / (thief + speed(victim)))),
-               probeLimit(pe));
-  return Grant{takeBack(queue, size), RangeSource::Stolen, victim};
+  const std::int64_t size = std::min(
+      std::max(unit, scaledUp(queue.queued, thief / (thief + speed(victim)))),
+      probeLimit(pe));
+  return Grant{front ? takeFront(queue, size, unit)
+                     : takeBack(queue, size, unit),
+               RangeSource::Stolen, victim};
 }
 
 void WorkPool::done(std::size_t pe, Range range, double seconds) {

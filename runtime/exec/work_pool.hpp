@@ -65,9 +65,15 @@ struct PoolPe {
 class WorkPool {
 public:
   /// Iterations [0, tripCount), cut only at multiples of `granule` (but
-  /// T). Nothing is handed out until queue() or dynamic() give work.
+  /// T) where a device may start a range, and of `cpuGranule` (0:
+  /// `granule`) where only a CPU thread will: a CPU thread runs any range,
+  /// so it takes its own queue and steals the back of a device's at that
+  /// finer grain, and a device steals the front of the CPU team's queue.
+  /// The last costly granule of a loop then need not run whole on one PE
+  /// while the others wait. Nothing is handed out until queue() or
+  /// dynamic() give work.
   WorkPool(std::int64_t tripCount, std::int64_t granule,
-           std::vector<PoolPe> pes);
+           std::vector<PoolPe> pes, std::int64_t cpuGranule = 0);
 
   /// Before workers start: with `false`, an idle worker does not steal
   /// from a PE whose worker has asked for work (it will run its queue), so
@@ -128,15 +134,16 @@ private:
   double workerShare(std::size_t pe) const;
   double liveSpeed() const;
   std::int64_t probeLimit(std::size_t pe) const;
-  Range takeFront(Queue &queue, std::int64_t size);
-  Range takeBack(Queue &queue, std::int64_t size);
+  Range takeFront(Queue &queue, std::int64_t size, std::int64_t unit);
+  Range takeBack(Queue &queue, std::int64_t size, std::int64_t unit);
   std::optional<Grant> steal(std::size_t pe);
-  std::int64_t alignUp(std::int64_t at) const;
-  std::int64_t alignDown(std::int64_t at) const;
+  std::int64_t alignUp(std::int64_t at, std::int64_t unit) const;
+  bool runsOnCpu(std::size_t pe) const;
 
   mutable std::mutex mutex_;
   std::int64_t tripCount_;
   std::int64_t granule_;
+  std::int64_t cpuGranule_;
   int totalWorkers_ = 0;
   std::vector<PeState> pes_;
   Queue recovered_;

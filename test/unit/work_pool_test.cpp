@@ -581,9 +581,10 @@ TEST(WorkPoolTest, LoneDeviceWithOneRangeInFlightTakesItsQueueWhole) {
 }
 
 TEST(WorkPoolTest, TailStealingTakesFromTheLastToFinish) {
-  // PE 0 (100/s) has nothing; PE 1 has 600 at 300/s (2 s left), PE 2 400
-  // at 100/s (4 s left): PE 0 steals from PE 2 what it finishes when PE 2
-  // finishes the rest, 400 * 100 / (100 + 100) = 200, from the back.
+  // PE 0 (100/s) has nothing; PE 1 has 600 at 300/s (2 s left), the CPU
+  // team PE 2 400 at 100/s (4 s left): PE 0 steals from PE 2 what it
+  // finishes when PE 2 finishes the rest, 400 * 100 / (100 + 100) = 200,
+  // from the front (a device takes the CPU team's front).
   WorkPool pool(1000, 1,
                 {makePe(100, 1), makePe(300, 1), makePe(100, 1, false, true)});
   pool.queue(1, {0, 600});
@@ -592,7 +593,7 @@ TEST(WorkPoolTest, TailStealingTakesFromTheLastToFinish) {
   ASSERT_TRUE(grant);
   EXPECT_EQ(grant->source, RangeSource::Stolen);
   EXPECT_EQ(grant->from, 2u);
-  EXPECT_EQ(grant->range, (Range{800, 1000}));
+  EXPECT_EQ(grant->range, (Range{600, 800}));
   // Now both have 2 s left: the first of them, PE 1, loses
   // ceil(600 * 100 / 400) = 150.
   grant = pool.next(0);
@@ -601,6 +602,56 @@ TEST(WorkPoolTest, TailStealingTakesFromTheLastToFinish) {
   EXPECT_EQ(grant->from, 1u);
   EXPECT_EQ(grant->range, (Range{450, 600}));
   EXPECT_EQ(pool.undistributed(), 650);
+}
+
+TEST(WorkPoolTest, CpuThreadsCutFinerThanDevicesStart) {
+  // Granules of 64 where a device may start a range, single iterations
+  // where only a CPU thread will. PE 0 a device, PE 1 the CPU team, alike.
+  WorkPool pool(128, 64, {makePe(100, 1), makePe(100, 1, false, true)}, 1);
+  pool.queue(0, {0, 64});
+  pool.queue(1, {64, 128});
+  // The CPU halves its share (a device would take its one granule whole).
+  std::optional<Grant> grant = pool.next(1);
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->range, (Range{64, 96}));
+  grant = pool.next(0);
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->range, (Range{0, 64}));
+  grant = pool.next(1);
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->range, (Range{96, 112}));
+  // The device, idle, takes the front half of what the CPU has left.
+  grant = pool.next(0);
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->source, RangeSource::Stolen);
+  EXPECT_EQ(grant->range, (Range{112, 120}));
+  grant = pool.next(1);
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->range, (Range{120, 128}));
+  EXPECT_EQ(pool.undistributed(), 0);
+
+  // A CPU thread steals the back half of a device's last granule; what
+  // the device keeps still starts on a granule.
+  WorkPool tail(128, 64, {makePe(100, 1), makePe(100, 1, false, true)}, 1);
+  tail.queue(0, {0, 128});
+  grant = tail.next(0);
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->range, (Range{0, 64}));
+  grant = tail.next(1);
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->source, RangeSource::Stolen);
+  EXPECT_EQ(grant->range, (Range{96, 128}));
+  grant = tail.next(0);
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->range, (Range{64, 96}));
+
+  // Without a finer grain the old rule holds: whole granules.
+  WorkPool coarse(128, 64, {makePe(100, 1), makePe(100, 1, false, true)});
+  coarse.queue(0, {0, 128});
+  ASSERT_TRUE(coarse.next(0));
+  grant = coarse.next(1);
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->range, (Range{64, 128}));
 }
 
 TEST(WorkPoolTest, StealFollowsThiefOverThiefPlusVictim) {
@@ -924,6 +975,7 @@ TEST(WorkPoolTest, BadConstructionThrows) {
   EXPECT_THROW(WorkPool(10, 1, {}), std::invalid_argument);
   EXPECT_THROW(WorkPool(10, 1, {makePe(0, 1)}), std::invalid_argument);
   EXPECT_THROW(WorkPool(10, 1, {makePe(1, -1)}), std::invalid_argument);
+  EXPECT_THROW(WorkPool(10, 1, {makePe(1, 1)}, -1), std::invalid_argument);
   WorkPool empty(0, 1, {makePe(1, 1)});
   empty.dynamic(Scheme::Gss, 1, 0);
   EXPECT_FALSE(empty.next(0));
@@ -954,14 +1006,19 @@ TEST(WorkPoolTest, RandomFailuresStillRunEachIterationOnce) {
     }
     const std::int64_t trips = 1 + static_cast<std::int64_t>(random() % 30000);
     const std::int64_t granule = 1 + static_cast<std::int64_t>(random() % 20);
+    // CPU threads may cut at a divisor of the granule (1: the granule).
+    const std::int64_t cpuGranule =
+        random() % 2 == 0 ? granule
+                          : granule / (granule % 2 == 0 ? 2 : granule);
     const int mode = static_cast<int>(random() % 3); // static, dynamic, both
     const SchemeCase scheme = AllSchemes[random() % std::size(AllSchemes)];
     SCOPED_TRACE("trial " + std::to_string(trial) + " trips " +
                  std::to_string(trips) + " granule " + std::to_string(granule) +
-                 " mode " + std::to_string(mode) + " " +
+                 " cpu granule " + std::to_string(cpuGranule) + " mode " +
+                 std::to_string(mode) + " " +
                  std::string(schemeName(scheme.scheme)));
 
-    WorkPool pool(trips, granule, pes);
+    WorkPool pool(trips, granule, pes, cpuGranule);
     std::int64_t begin = 0;
     if (mode != 1) {
       const std::int64_t units = (trips + granule - 1) / granule;
@@ -978,7 +1035,7 @@ TEST(WorkPoolTest, RandomFailuresStillRunEachIterationOnce) {
     if (mode != 0)
       pool.dynamic(scheme.scheme, scheme.chunk, begin);
 
-    Ledger ledger(trips, granule);
+    Ledger ledger(trips, cpuGranule);
     std::atomic<std::int64_t> moved{0};
     std::vector<std::thread> threads;
     for (int p = 0; p < peCount; ++p)
