@@ -114,6 +114,32 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
         << VD->getName();
     return false;
   };
+  // The extents of array type Elem, numbered from Level on (N followed by
+  // Zeros names the array of that level): each variable one becomes a
+  // context member, measured with sizeof at the call site and copied into a
+  // const local of the outlined body. Appends every extent to Dims and
+  // leaves Elem the element type; false at an array type that is neither
+  // constant nor variable.
+  auto MeasureExtents = [&](const std::string &N, QualType &Elem,
+                            unsigned Level, std::string Zeros,
+                            std::string &Dims) {
+    for (; const ArrayType *AT = Ctx.getAsArrayType(Elem);
+         ++Level, Elem = AT->getElementType(), Zeros += "[0]") {
+      if (const auto *CAT = dyn_cast<ConstantArrayType>(AT)) {
+        Dims += "[" + std::to_string(CAT->getSize().getZExtValue()) + "]";
+        continue;
+      }
+      if (!isa<VariableArrayType>(AT))
+        return false;
+      std::string Dim = "fpm_" + N + "_d" + std::to_string(Level);
+      Dims += "[" + Dim + "]";
+      M << "  int64_t " << Dim << ";\n";
+      Set << "  " << Ctx_ << "." << Dim << " = (int64_t)(sizeof(" << N << Zeros
+          << ") / sizeof(" << N << Zeros << "[0]));\n";
+      Local << "  const int64_t " << Dim << " = fpm_c->" << Dim << ";\n";
+    }
+    return true;
+  };
   // The outlined body sees the arrays it shares as pointers: an operator
   // that measures the array itself would measure a pointer instead.
   llvm::SmallPtrSet<const VarDecl *, 8> Arrays;
@@ -163,25 +189,11 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
     if (!Ptr)
       return CannotOutline(VD, "has a variably modified type fpm cannot pass");
     QualType Elem = Ptr->getPointeeType();
-    std::string Dims;
     M << "  void *" << N << ";\n";
     Set << "  " << Ctx_ << "." << N << " = (void *)" << N << ";\n";
-    std::string Zeros = "[0]";
-    for (unsigned Level = 1; const ArrayType *AT = Ctx.getAsArrayType(Elem);
-         ++Level, Elem = AT->getElementType(), Zeros += "[0]") {
-      if (const auto *CAT = dyn_cast<ConstantArrayType>(AT)) {
-        Dims += "[" + std::to_string(CAT->getSize().getZExtValue()) + "]";
-        continue;
-      }
-      if (!isa<VariableArrayType>(AT))
-        return CannotOutline(VD, "has an array type fpm cannot pass");
-      std::string Dim = "fpm_" + N + "_d" + std::to_string(Level);
-      Dims += "[" + Dim + "]";
-      M << "  int64_t " << Dim << ";\n";
-      Set << "  " << Ctx_ << "." << Dim << " = (int64_t)(sizeof(" << N << Zeros
-          << ") / sizeof(" << N << Zeros << "[0]));\n";
-      Local << "  const int64_t " << Dim << " = fpm_c->" << Dim << ";\n";
-    }
+    std::string Dims;
+    if (!MeasureExtents(N, Elem, 1, "[0]", Dims))
+      return CannotOutline(VD, "has an array type fpm cannot pass");
     if (Elem->isVariablyModifiedType())
       return CannotOutline(VD, "has a variably modified type fpm cannot pass");
     Local << "  " << T.type(Elem, "(*" + N + ")" + Dims) << " = ("
@@ -197,24 +209,11 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
     }
     // An array of variable size: its extents measured at the call site, the
     // array declared again with them in the outlined body.
-    std::string N = VD->getName().str(), Dims, Zeros;
+    std::string N = VD->getName().str(), Dims;
     QualType Elem = PT;
-    for (unsigned Level = 0; const ArrayType *AT = Ctx.getAsArrayType(Elem);
-         ++Level, Elem = AT->getElementType(), Zeros += "[0]") {
-      if (const auto *CAT = dyn_cast<ConstantArrayType>(AT)) {
-        Dims += "[" + std::to_string(CAT->getSize().getZExtValue()) + "]";
-        continue;
-      }
-      if (!isa<VariableArrayType>(AT))
-        return CannotOutline(VD, "is private and has an array type fpm "
-                                 "cannot declare");
-      std::string Dim = "fpm_" + N + "_d" + std::to_string(Level);
-      Dims += "[" + Dim + "]";
-      M << "  int64_t " << Dim << ";\n";
-      Set << "  " << Ctx_ << "." << Dim << " = (int64_t)(sizeof(" << N << Zeros
-          << ") / sizeof(" << N << Zeros << "[0]));\n";
-      Local << "  const int64_t " << Dim << " = fpm_c->" << Dim << ";\n";
-    }
+    if (!MeasureExtents(N, Elem, 0, "", Dims))
+      return CannotOutline(VD, "is private and has an array type fpm "
+                               "cannot declare");
     if (Elem->isVariablyModifiedType())
       return CannotOutline(VD, "is private and has a variably modified type");
     Local << "  " << T.type(Elem, N + Dims) << ";\n";

@@ -28,6 +28,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
@@ -993,49 +994,31 @@ std::string KernelPrinter::reductionCode(std::string &Params,
          {"bool", {"false", "true"}},
          {"float", {"-INFINITY", "INFINITY"}},
          {"double", {"-INFINITY", "INFINITY"}}};
-    std::string Identity;
-    std::string B = Group + "[fpm_j]";
-    std::string Combined;
-    switch (R.Op) {
-    case ReductionOp::Add:
-      Identity = "0";
-      Combined = Name + " + " + B;
-      break;
-    case ReductionOp::Mul:
-      Identity = "1";
-      Combined = Name + " * " + B;
-      break;
-    case ReductionOp::Min:
-      Identity = Limits.lookup(T).second;
-      Combined = B + " < " + Name + " ? " + B + " : " + Name;
-      break;
-    case ReductionOp::Max:
-      Identity = Limits.lookup(T).first;
-      Combined = Name + " < " + B + " ? " + B + " : " + Name;
-      break;
-    case ReductionOp::BitAnd:
-      Identity = T == "bool" ? "true" : "(" + T + ")~0";
-      Combined = Name + " & " + B;
-      break;
-    case ReductionOp::BitOr:
-      Identity = "0";
-      Combined = Name + " | " + B;
-      break;
-    case ReductionOp::BitXor:
-      Identity = "0";
-      Combined = Name + " ^ " + B;
-      break;
-    case ReductionOp::And:
-      Identity = "1";
-      Combined = Name + " && " + B;
-      break;
-    case ReductionOp::Or:
-      Identity = "0";
-      Combined = Name + " || " + B;
-      break;
-    }
+    // Per operator, in ReductionOp's order: the identity ("MIN", "MAX":
+    // the type's least and largest values; "~0": all bits set) and how
+    // work-item 0 combines its value {0} with work-item fpm_j's {1}.
+    static const std::pair<const char *, const char *> Operators[] = {
+        {"0", "{0} + {1}"},
+        {"1", "{0} * {1}"},
+        {"MAX", "{1} < {0} ? {1} : {0}"},
+        {"MIN", "{0} < {1} ? {1} : {0}"},
+        {"~0", "{0} & {1}"},
+        {"0", "{0} | {1}"},
+        {"0", "{0} ^ {1}"},
+        {"1", "{0} && {1}"},
+        {"0", "{0} || {1}"}};
+    const auto [Identity, Combining] = Operators[static_cast<int>(R.Op)];
+    std::string Initial = Identity;
+    if (Initial == "MIN")
+      Initial = Limits.lookup(T).first;
+    else if (Initial == "MAX")
+      Initial = Limits.lookup(T).second;
+    else if (Initial == "~0")
+      Initial = T == "bool" ? "true" : "(" + T + ")~0";
+    std::string Combined =
+        llvm::formatv(Combining, Name, Group + "[fpm_j]").str();
     Decls += "  __local " + Stored + " " + Group + "[64];\n";
-    Decls += "  " + T + " " + Name + " = " + Identity + "; /* reduction(" +
+    Decls += "  " + T + " " + Name + " = " + Initial + "; /* reduction(" +
              reductionOpSpelling(R.Op) + ": " + R.Name + ") */\n";
     Stores += "  " + Group + "[fpm_l] = " + Name + ";\n";
     Combine += "      " + Name + " = " + Combined + ";\n";

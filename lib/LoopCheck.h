@@ -4,12 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Private to LoopChecker.cpp, SharingChecks.cpp, SectionChecks.cpp and
-// OutCover.cpp: the one walk of a loop's body (LoopCheck) and what it
-// records, which the DOALL checks (LoopChecker.cpp, and SharingChecks.cpp
-// for what iterations share), the data-section checks (SectionChecks.cpp)
-// and the proof that out sections are written whole (OutCover.cpp) read,
-// and the small AST helpers they share.
+// Private to LoopChecker.cpp, SharingChecks.cpp, DependenceChecks.cpp,
+// SectionChecks.cpp, WalkReaders.cpp and OutCover.cpp: the one walk of a
+// loop's body (LoopCheck) and what it records, which the DOALL checks
+// (LoopChecker.cpp, and SharingChecks.cpp and DependenceChecks.cpp for what
+// iterations share), the data-section checks (SectionChecks.cpp) and the
+// proof that out sections are written whole (OutCover.cpp) read, through
+// the readers in WalkReaders.cpp, and the small AST helpers they share.
 //
 //===----------------------------------------------------------------------===//
 

@@ -3,6 +3,14 @@
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
+//
+// LoopCheck::run (LoopCheck.h) and the checks it makes itself: the loop's
+// header in canonical form, the walk that records the body (and its exits),
+// gotos, the local names of a C body, invariant bounds and the clauses'
+// arrays; the other checks are in the files LoopCheck.h names. One file of
+// a little over 600 lines, as these are run()'s own steps, in its order.
+//
+//===----------------------------------------------------------------------===//
 
 #include "LoopCheck.h"
 

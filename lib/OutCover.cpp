@@ -20,9 +20,10 @@
 // integer polynomial of the loop's terms). Each one that runs on every
 // iteration writes a range of the section, [Start, Start + Length), over the
 // `for` loops around it; the section is covered when ranges chain from its
-// element 0 to its length. It reads the walk's record with SectionChecks.cpp's
+// element 0 to its length. It reads the walk's record with WalkReaders.cpp's
 // readers (what runs on every iteration, the inner loops' ranges, which names
-// are invariant).
+// are invariant). One file of a little over 600 lines, as its parts are the
+// steps of one proof (coverSection), read in order.
 //
 //===----------------------------------------------------------------------===//
 

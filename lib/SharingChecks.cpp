@@ -14,10 +14,9 @@
 //  - a write to an array declared outside the loop at subscripts that use
 //    neither the loop variable nor a value computed from it in the
 //    iteration, unless the array is private (error: every iteration writes
-//    the same elements);
-//  - an array written at one element and read at another that a later or
-//    an earlier iteration writes (warning, once per array and loop), from the
-//    subscripts' relation to the loop variable (IntPoly.h).
+//    the same elements).
+//
+// An array read at an element another iteration writes: DependenceChecks.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -592,150 +591,6 @@ bool LoopCheck::checkArrayRaces(
         << W.Root->getName();
   }
   return RacesOk;
-}
-
-//===----------------------------------------------------------------------===//
-// Loop-carried dependences between an array's write and its reads
-//===----------------------------------------------------------------------===//
-
-/// An index as a polynomial over the loop variable, invariant variables,
-/// the induction variables of the inner loops around At (each iteration's
-/// own: they stay symbols) and the locals and private variables computed
-/// from these once in the iteration (`int j = i + d;`, or `j = i + d;` as
-/// a statement of the body before At, j written nowhere else); else
-/// `i +/- c` as written.
-std::optional<IntPoly> LoopCheck::dependencePoly(const Expr *Index,
-                                                 const Stmt *At) {
-  InnerLoops Inner;
-  std::function<std::optional<IntPoly>(const VarDecl *, unsigned)> Leaf =
-      [&](const VarDecl *VD, unsigned Depth) -> std::optional<IntPoly> {
-    if (std::optional<IntPoly> P = bodyLeaf(VD, At, &Inner, 0))
-      return P;
-    if (Depth >= 8 || !isPlainInteger(VD))
-      return std::nullopt;
-    // One plain assignment, a statement of the body's top level before At;
-    // every other use of VD in the body reads it.
-    const BinaryOperator *Def = nullptr;
-    for (const Access &A : Accesses) {
-      if (A.Var != VD || !A.Writes)
-        continue;
-      const auto *BO = dyn_cast_or_null<BinaryOperator>(parentOf(A.At));
-      if (Def || A.Reads || !BO || BO->getOpcode() != BO_Assign ||
-          BO->getLHS() != A.At || parentOf(BO) != For.getBody() ||
-          !SM.isBeforeInTranslationUnit(SM.getExpansionLoc(BO->getEndLoc()),
-                                        SM.getExpansionLoc(At->getBeginLoc())))
-        return std::nullopt;
-      Def = BO;
-    }
-    if (!Def)
-      return std::nullopt;
-    llvm::SmallVector<const Stmt *, 32> Work{For.getBody()};
-    while (!Work.empty()) {
-      const Stmt *S = Work.pop_back_val();
-      if (!S)
-        continue;
-      if (const auto *DRE = dyn_cast<DeclRefExpr>(S);
-          DRE && DRE->getDecl() == VD && DRE != Def->getLHS() &&
-          !readsValue(DRE))
-        return std::nullopt;
-      llvm::append_range(Work, S->children());
-    }
-    return intPolyFromExpr(Def->getRHS(), Ctx, [&](const VarDecl *W) {
-      return Leaf(W, Depth + 1);
-    });
-  };
-  std::optional<IntPoly> P = intPolyFromExpr(
-      Index, Ctx, [&](const VarDecl *VD) { return Leaf(VD, 0); });
-  if (!P)
-    if (std::optional<int64_t> Offset = loopOffset(Ctx, Index, Var))
-      if (std::optional<IntPoly> C = IntPoly::constant(*Offset))
-        P = IntPoly::variable(Var).plus(*C);
-  if (!P)
-    return std::nullopt;
-  // An inner loop's variable takes other values in the other access.
-  if (llvm::any_of(Inner, [&](const auto &L) { return P->uses(L.first); }))
-    return std::nullopt;
-  return P;
-}
-
-/// Warns where an array is written at an element that another iteration
-/// reads: for each pair of a write and a read of the same array, each
-/// dimension's subscripts `a*i + w` and `a*i + r` (i the loop variable, w
-/// and r the same but for a constant) say that iteration i1 writes what
-/// iteration i2 reads only if i1 - i2 = (r - w) / a, which must be an
-/// integer and a multiple of the step; a dimension whose subscripts say
-/// nothing (an inner loop's variable, another coefficient) leaves the
-/// others to decide. Dimensions that ask for different distances, or for
-/// the same iteration, mean no dependence. Once per array.
-void LoopCheck::reportDependences() {
-  std::optional<int64_t> Step = 1;
-  if (const Expr *Inc = For.getInc())
-    if (auto Bin = asBinary(Inc)) {
-      const Expr *S = Bin->RHS;
-      if (Bin->Op == BO_Assign)
-        if (auto Sum = asBinary(Bin->RHS))
-          S = Sum->RHS;
-      Expr::EvalResult R;
-      Step.reset();
-      if (!S->isValueDependent() && S->EvaluateAsInt(R, Ctx) &&
-          R.Val.getInt().isRepresentableByInt64() &&
-          R.Val.getInt().getExtValue() != 0)
-        Step = R.Val.getInt().getExtValue();
-    }
-  // The distance i1 - i2 between the iteration writing W and the one
-  // reading R at the same element: a number (0: the same iteration), none
-  // (never the same element), or nullopt (anything: no dimension said).
-  auto Distance = [&](const Subscript &W,
-                      const Subscript &R) -> std::optional<int64_t> {
-    constexpr int64_t Never = INT64_MIN;
-    std::optional<int64_t> D;
-    for (size_t P = 0; P < W.Indices.size(); ++P) {
-      std::optional<IntPoly> PW = dependencePoly(W.Indices[P], W.At);
-      std::optional<IntPoly> PR = dependencePoly(R.Indices[P], R.At);
-      if (!PW || !PR)
-        continue;
-      auto SW = PW->splitLinear(Var), SR = PR->splitLinear(Var);
-      if (!SW || !SR || SW->second != SR->second)
-        continue;
-      std::optional<IntPoly> Diff = SR->first.minus(SW->first);
-      std::optional<int64_t> C = Diff ? Diff->getConstant() : std::nullopt;
-      if (!C)
-        continue;
-      int64_t A = SW->second;
-      if (A == 0) {
-        if (*C != 0)
-          return Never; // two invariant elements, never the same
-        continue;       // the same element in every iteration
-      }
-      if (*C % A != 0 || (Step && (*C / A) % *Step != 0))
-        return Never;
-      if (D && *D != *C / A)
-        return Never;
-      D = *C / A;
-    }
-    return D;
-  };
-  llvm::DenseSet<const VarDecl *> Warned;
-  for (const Subscript &R : Subscripts) {
-    if ((R.IsWrite && !R.AlsoReads) || Warned.count(R.Root))
-      continue;
-    for (const Subscript &W : Subscripts) {
-      if (!W.IsWrite || &W == &R || W.Root != R.Root ||
-          W.Indices.size() != R.Indices.size())
-        continue;
-      std::optional<int64_t> D = Distance(W, R);
-      if (!D || *D == 0 || *D == INT64_MIN)
-        continue;
-      report(Diags, R.At->getExprLoc(), Level::Warning,
-             "'%0' is written at '%1' and read at '%2' in the partitioned "
-             "loop: likely a loop-carried dependence")
-          << W.Root->getName() << text(W.At) << text(R.At);
-      report(Diags, W.At->getExprLoc(), Level::Note, "'%0' is written here")
-          << text(W.At);
-      Warned.insert(R.Root);
-      break;
-    }
-  }
 }
 
 } // namespace fpm::detail

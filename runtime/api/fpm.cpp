@@ -246,6 +246,17 @@ int fpm::setLastError(int status, std::string message) {
   return fail(status, std::move(message));
 }
 
+int fpm::checkReduceArguments(const char *caller, fpm_reduce_body_fn body,
+                              const fpm_reduction *reductions, int count) {
+  if (count < 0 || (count > 0 && !reductions))
+    return fail(FPM_ERROR_INVALID_ARGUMENT,
+                std::string(caller) + ": a bad reduction list (count " +
+                    std::to_string(count) + ")");
+  if (!body)
+    return fail(FPM_ERROR_INVALID_ARGUMENT, "the loop has no body");
+  return FPM_OK;
+}
+
 fpm::NodePes fpm::nodePes(const LoopArguments &arguments) {
   NodePes node;
   node.workers = cpuThreads();
@@ -304,12 +315,10 @@ extern "C" int fpm_parallel_reduce(const fpm_loop *loop, int64_t trip_count,
                                    fpm_reduce_body_fn body, void *context,
                                    const fpm_reduction *reductions, int count,
                                    const fpm_kernel *kernel) {
-  if (count < 0 || (count > 0 && !reductions))
-    return fail(FPM_ERROR_INVALID_ARGUMENT,
-                "fpm_parallel_reduce: a bad reduction list (count " +
-                    std::to_string(count) + ")");
-  if (!body)
-    return fail(FPM_ERROR_INVALID_ARGUMENT, "the loop has no body");
+  if (const int status = fpm::checkReduceArguments("fpm_parallel_reduce", body,
+                                                   reductions, count);
+      status != FPM_OK)
+    return status;
   return parallelFor({loop,
                       trip_count,
                       nullptr,

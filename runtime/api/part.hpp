@@ -93,4 +93,10 @@ void setLoopRouter(LoopRouter router);
 /// Sets fpm_last_error() for the calling thread and returns `status`.
 int setLastError(int status, std::string message);
 
+/// Checks the reduction list and the body of a reduce call: FPM_OK, or
+/// FPM_ERROR_INVALID_ARGUMENT with fpm_last_error() set; a bad list's
+/// message names `caller` (fpm_parallel_reduce, fpm_mpi_parallel_reduce).
+int checkReduceArguments(const char *caller, fpm_reduce_body_fn body,
+                         const fpm_reduction *reductions, int count);
+
 } // namespace fpm

@@ -11,7 +11,9 @@
 //  - self-scheduling: all threads draw from one ChunkGenerator (reset, not
 //    rebuilt, when the plan is reused), so the hot path allocates nothing;
 //  - static partitioners: the distribution is computed once per plan, and
-//    each thread runs the packages of its PE.
+//    each thread runs the packages of its PE;
+//  - `auto` on several threads: equal shares, or self-scheduled chunks while
+//    the threads run at different speeds (Adaptation, cpu_adaptation.hpp).
 // The cache is per thread so that lookups take no lock; a plan is marked in
 // use so that a body that calls the runtime again on the same thread gets a
 // plan of its own.
@@ -29,6 +31,7 @@
 #include "exec/exec.hpp"
 
 #include "exec/coexec.hpp"
+#include "exec/cpu_adaptation.hpp"
 #include "exec/loop_state.hpp"
 #include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"
@@ -64,28 +67,6 @@ constexpr std::uint32_t MaxAskStride = 256;
 
 /// The most chunk or package sizes a verbose line lists.
 constexpr std::size_t VerboseListed = 8;
-
-// `auto` on the CPU team (see Adaptation).
-constexpr std::uint32_t AdaptEvery = 4;
-constexpr double DivergedImbalance = 1.3;
-constexpr double AlikeSpread = 1.25;
-constexpr int CallsToSwitch = 3;
-
-/// `auto` on the CPU team starts from equal shares, as its threads are
-/// alike; but a core that another program keeps busy holds every call back.
-/// Every AdaptEvery-th call of an `auto` plan times each thread's share:
-/// when the slowest thread takes DivergedImbalance times the mean on
-/// CallsToSwitch such calls more than not, the plan draws self-scheduled
-/// chunks instead (factoring: each thread takes work as it can); when the
-/// threads' speeds, drawing them, agree within AlikeSpread on as many
-/// calls, it goes back to equal shares. Switching allocates once; the calls
-/// between allocate nothing.
-struct Adaptation {
-  std::uint32_t calls = 0;
-  int streak = 0; ///< measured calls that asked to switch, less those not
-  bool guided = false;
-  std::unique_ptr<ChunkGenerator> generator; ///< fss, built at the switch
-};
 
 /// The planner's split for one shape of call on the CPU team, with what
 /// running it needs at hand.
@@ -460,55 +441,6 @@ void runPackages(const LoopCall &call, const CpuPlan &cpu, int worker, int team,
     }
 }
 
-/// Follows the threads' balance in a measured call of an `auto` plan
-/// (Adaptation).
-void adapt(const LoopCall &call, CpuPlan &plan) {
-  Adaptation &adaptation = plan.adaptation;
-  double longest = 0, total = 0, slowest = 0, fastest = 0;
-  int threads = 0;
-  for (const auto &[iterations, seconds] : plan.timings) {
-    if (iterations <= 0 || seconds <= 0)
-      continue; // a thread of a smaller team than planned
-    const double speed = static_cast<double>(iterations) / seconds;
-    longest = std::max(longest, seconds);
-    total += seconds;
-    slowest = threads ? std::min(slowest, speed) : speed;
-    fastest = std::max(fastest, speed);
-    ++threads;
-  }
-  if (threads < 2)
-    return;
-  const bool askToSwitch = adaptation.guided
-                               ? fastest <= AlikeSpread * slowest
-                               : longest > DivergedImbalance * total / threads;
-  // One call against among several for does not start over: noise.
-  adaptation.streak =
-      askToSwitch ? adaptation.streak + 1 : std::max(adaptation.streak - 1, 0);
-  if (adaptation.streak < CallsToSwitch)
-    return;
-  adaptation.streak = 0;
-  adaptation.guided = !adaptation.guided;
-  if (adaptation.guided && !adaptation.generator) {
-    ScheduleSpec spec;
-    // Factoring: its first chunks are half of gss's, so that a slow
-    // thread that draws first is held back half as long.
-    spec.scheme = Scheme::Fss;
-    spec.iterations = ceilDiv(plan.iterations, plan.plan.granule);
-    spec.workers = plan.threads;
-    adaptation.generator = std::make_unique<ChunkGenerator>(spec);
-  }
-  if (call.verbose)
-    std::fprintf(stderr,
-                 adaptation.guided
-                     ? "fpm: %s: auto: the CPU threads run at different "
-                       "speeds (the slowest at %.2f of the fastest): "
-                       "self-scheduled chunks (fss) from now on\n"
-                     : "fpm: %s: auto: the CPU threads run alike again (the "
-                       "slowest at %.2f of the fastest): equal shares from "
-                       "now on\n",
-                 loopLabel(call).c_str(), slowest / fastest);
-}
-
 } // namespace
 
 LoopStatus runLoop(const LoopCall &call) {
@@ -587,16 +519,15 @@ LoopStatus runLoop(const LoopCall &call) {
 
   // `auto` measures its threads now and then (Adaptation).
   const bool adaptive = plan.schedule.automatic && threads > 1;
-  const bool measured = adaptive && ++plan.adaptation.calls % AdaptEvery == 0;
+  const bool measured = adaptive && plan.adaptation.measureThisCall();
   if (measured && !timings) {
     std::fill(plan.timings.begin(), plan.timings.end(), Sample{0, 0.0});
     timings = plan.timings.data();
   }
 
   std::atomic<bool> stop{false};
-  ChunkGenerator *drawn = plan.adaptation.guided
-                              ? plan.adaptation.generator.get()
-                              : plan.generator.get();
+  ChunkGenerator *drawn = plan.adaptation.guided() ? plan.adaptation.generator()
+                                                   : plan.generator.get();
   if (drawn) {
     ChunkGenerator &generator = *drawn;
     generator.reset();
@@ -619,7 +550,9 @@ LoopStatus runLoop(const LoopCall &call) {
   if (recorder && !stopped)
     recorder->record(plan.plan.granule, plan.timings, trace::now());
   if (measured && !stopped)
-    adapt(call, plan);
+    plan.adaptation.update(call, plan.timings,
+                           ceilDiv(plan.iterations, plan.plan.granule),
+                           plan.threads);
   if (record) {
     // The CPU team is one PE: its busy time is its threads' mean.
     trace::CallStats stats{std::string(record->loop)};

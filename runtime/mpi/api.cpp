@@ -99,14 +99,10 @@ extern "C" int fpm_mpi_parallel_reduce(MPI_Comm comm, const fpm_loop *loop,
                                        fpm_reduce_body_fn body, void *context,
                                        const fpm_reduction *reductions,
                                        int count, const fpm_kernel *kernel) {
-  if (count < 0 || (count > 0 && !reductions))
-    return fpm::setLastError(FPM_ERROR_INVALID_ARGUMENT,
-                             "fpm_mpi_parallel_reduce: a bad reduction list "
-                             "(count " +
-                                 std::to_string(count) + ")");
-  if (!body)
-    return fpm::setLastError(FPM_ERROR_INVALID_ARGUMENT,
-                             "the loop has no body");
+  if (const int status = fpm::checkReduceArguments("fpm_mpi_parallel_reduce",
+                                                   body, reductions, count);
+      status != FPM_OK)
+    return status;
   return fpm::mpi::runAcross(comm,
                              {loop,
                               trip_count,

@@ -1,5 +1,4 @@
-//===- mpi/cluster_loop.cpp - One loop across the ranks
-//--------------------===//
+//===- mpi/cluster_loop.cpp - One loop across the ranks -------------------===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
@@ -10,7 +9,8 @@
 // functions, no MPI); each rank's share runs through libfpmrt's
 // runLoopPart (api/part.hpp) on its own PEs; here are only the messages:
 // node views to rank 0, the split back, chunk requests and grants, the
-// written sections and the reductions' partial results.
+// written sections (section_broadcast.hpp) and the reductions' partial
+// results.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +23,7 @@
 #include "exec/loop_state.hpp"
 #include "exec/schedule_string.hpp"
 #include "exec/verbose_splits.hpp"
+#include "mpi/section_broadcast.hpp"
 #include "reduce/reductions.hpp"
 #include "support/environment.hpp"
 
@@ -51,11 +52,6 @@ constexpr int GrantTag = 0x7f02;
 /// share's iterations per second, the next call's node speed.
 std::mutex speedsMutex;
 std::map<std::string, double, std::less<>> speeds;
-
-void check(int code, const char *what) {
-  if (code != MPI_SUCCESS)
-    throw std::runtime_error(std::string("MPI: ") + what + " failed");
-}
 
 /// The loop's LoopCall fields that name it (loopKey, loopLabel).
 LoopCall naming(const fpm_loop *loop) {
@@ -313,55 +309,6 @@ shareGrants(MPI_Comm comm, int rank, std::vector<ChunkMaster::Grant> grants) {
   return grants;
 }
 
-/// Broadcasts `bytes` bytes at `data` from `root`, in pieces MPI's int
-/// counts can say.
-void broadcastBytes(MPI_Comm comm, void *data, std::int64_t bytes, int root) {
-  constexpr std::int64_t Piece = std::int64_t{1} << 30;
-  auto *at = static_cast<unsigned char *>(data);
-  for (std::int64_t done = 0; done < bytes; done += Piece)
-    check(MPI_Bcast(at + done, static_cast<int>(std::min(Piece, bytes - done)),
-                    MPI_BYTE, root, comm),
-          "MPI_Bcast");
-}
-
-/// Sends what iterations `range` wrote of `arg` from `root` to every rank:
-/// one run of elements (sectionExtent) or, when the iterations' sections
-/// are apart, `count` elements every |stride| as one strided datatype.
-void broadcastSection(MPI_Comm comm, const fpm_arg &arg, Range range,
-                      int root) {
-  auto *base = static_cast<unsigned char *>(arg.data);
-  const auto size = static_cast<std::int64_t>(arg.size);
-  const ArgSection section(arg);
-  if (section.stride == 0 || std::abs(section.stride) <= section.count) {
-    const auto [first, last] = sectionExtent(arg, range.begin, range.end);
-    broadcastBytes(comm, base + first * size, (last - first) * size, root);
-    return;
-  }
-  const std::int64_t rowBytes = section.count * size;
-  if (rowBytes > INT_MAX)
-    throw std::runtime_error("a section of more than INT_MAX bytes per "
-                             "iteration cannot be gathered");
-  // The rows in increasing address order (a negative stride runs down).
-  const std::int64_t step = std::abs(section.stride);
-  const std::int64_t lowest =
-      section.offset +
-      (section.stride >= 0 ? range.begin : range.end - 1) * section.stride;
-  constexpr std::int64_t MaxRows = std::int64_t{1} << 20;
-  for (std::int64_t row = 0; row < range.size(); row += MaxRows) {
-    const int rows = static_cast<int>(std::min(MaxRows, range.size() - row));
-    MPI_Datatype rowsType;
-    check(MPI_Type_create_hvector(rows, static_cast<int>(rowBytes),
-                                  static_cast<MPI_Aint>(step * size), MPI_BYTE,
-                                  &rowsType),
-          "MPI_Type_create_hvector");
-    check(MPI_Type_commit(&rowsType), "MPI_Type_commit");
-    const int code =
-        MPI_Bcast(base + (lowest + row * step) * size, 1, rowsType, root, comm);
-    MPI_Type_free(&rowsType);
-    check(code, "MPI_Bcast");
-  }
-}
-
 /// Every range's reduction partials, from every rank to every rank, folded
 /// in range order into the variables (the same bits everywhere).
 void combineReductions(MPI_Comm comm, const LoopArguments &arguments,
@@ -582,20 +529,7 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
     else
       speeds.erase(key);
   }
-  // The written sections, range by range in iteration order, from the rank
-  // that ran each: what the serial loop leaves where sections overlap is
-  // the last iteration's.
-  for (const fpm_arg &arg : data) {
-    if (arg.kind != FPM_ARG_OUT && arg.kind != FPM_ARG_INOUT)
-      continue;
-    if (ArgSection(arg).stride == 0) {
-      // Every iteration writes it: the last one's rank holds the result.
-      broadcastSection(comm, arg, grants.back().range, grants.back().node);
-      continue;
-    }
-    for (const ChunkMaster::Grant &grant : grants)
-      broadcastSection(comm, arg, grant.range, grant.node);
-  }
+  broadcastWrittenSections(comm, data, grants);
   if (!arguments.reductions.empty())
     combineReductions(comm, arguments, runs.partials);
   return FPM_OK;

@@ -1,0 +1,91 @@
+//===- mpi/section_broadcast.cpp - A loop's writes to all ranks -----------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpi/section_broadcast.hpp"
+
+#include "data/sections.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace fpm::mpi {
+namespace {
+
+/// Sends what iterations `range` wrote of `arg` from `root` to every rank:
+/// one run of elements (sectionExtent) or, when the iterations' sections
+/// are apart, `count` elements every |stride| as one strided datatype.
+void broadcastSection(MPI_Comm comm, const fpm_arg &arg, Range range,
+                      int root) {
+  auto *base = static_cast<unsigned char *>(arg.data);
+  const auto size = static_cast<std::int64_t>(arg.size);
+  const ArgSection section(arg);
+  if (section.stride == 0 || std::abs(section.stride) <= section.count) {
+    const auto [first, last] = sectionExtent(arg, range.begin, range.end);
+    broadcastBytes(comm, base + first * size, (last - first) * size, root);
+    return;
+  }
+  const std::int64_t rowBytes = section.count * size;
+  if (rowBytes > INT_MAX)
+    throw std::runtime_error("a section of more than INT_MAX bytes per "
+                             "iteration cannot be gathered");
+  // The rows in increasing address order (a negative stride runs down).
+  const std::int64_t step = std::abs(section.stride);
+  const std::int64_t lowest =
+      section.offset +
+      (section.stride >= 0 ? range.begin : range.end - 1) * section.stride;
+  constexpr std::int64_t MaxRows = std::int64_t{1} << 20;
+  for (std::int64_t row = 0; row < range.size(); row += MaxRows) {
+    const int rows = static_cast<int>(std::min(MaxRows, range.size() - row));
+    MPI_Datatype rowsType;
+    check(MPI_Type_create_hvector(rows, static_cast<int>(rowBytes),
+                                  static_cast<MPI_Aint>(step * size), MPI_BYTE,
+                                  &rowsType),
+          "MPI_Type_create_hvector");
+    check(MPI_Type_commit(&rowsType), "MPI_Type_commit");
+    const int code =
+        MPI_Bcast(base + (lowest + row * step) * size, 1, rowsType, root, comm);
+    MPI_Type_free(&rowsType);
+    check(code, "MPI_Bcast");
+  }
+}
+
+} // namespace
+
+void check(int code, const char *what) {
+  if (code != MPI_SUCCESS)
+    throw std::runtime_error(std::string("MPI: ") + what + " failed");
+}
+
+void broadcastBytes(MPI_Comm comm, void *data, std::int64_t bytes, int root) {
+  constexpr std::int64_t Piece = std::int64_t{1} << 30;
+  auto *at = static_cast<unsigned char *>(data);
+  for (std::int64_t done = 0; done < bytes; done += Piece)
+    check(MPI_Bcast(at + done, static_cast<int>(std::min(Piece, bytes - done)),
+                    MPI_BYTE, root, comm),
+          "MPI_Bcast");
+}
+
+void broadcastWrittenSections(MPI_Comm comm, std::span<const fpm_arg> data,
+                              std::span<const ChunkMaster::Grant> grants) {
+  // In iteration order: what the serial loop leaves where sections overlap
+  // is the last iteration's.
+  for (const fpm_arg &arg : data) {
+    if (arg.kind != FPM_ARG_OUT && arg.kind != FPM_ARG_INOUT)
+      continue;
+    if (ArgSection(arg).stride == 0) {
+      // Every iteration writes it: the last one's rank holds the result.
+      broadcastSection(comm, arg, grants.back().range, grants.back().node);
+      continue;
+    }
+    for (const ChunkMaster::Grant &grant : grants)
+      broadcastSection(comm, arg, grant.range, grant.node);
+  }
+}
+
+} // namespace fpm::mpi
