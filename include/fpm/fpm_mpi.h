@@ -16,10 +16,11 @@
  * same values on every rank). The iterations are split across the ranks:
  *  - a static schedule (or "auto") splits by node-level FPMs: each rank's
  *    time for w iterations at the split its own planner makes of them over
- *    its PEs (the same schedule), from their stored profiles; or, without those, by each rank's speed measured in
- *    earlier calls of the loop; a loop whose ranks are not known yet starts
- *    from seed 001's two-stage schedule (80% by workers, the rest by FSS)
- *    and is split by what it measured from its second call on;
+ *    its PEs (the same schedule), from their stored profiles; or, without
+ *    those, by each rank's speed measured in earlier calls of the loop; a
+ *    loop whose ranks are not known yet starts from seed 001's two-stage
+ *    schedule (80% by workers, the rest by FSS) and is split by what it
+ *    measured from its second call on;
  *  - a self-scheduling schedule (pss, css, gss, fss, tss, with a two-stage
  *    percentage or not) runs seed 001's cluster self-scheduling: rank 0 is
  *    the master and hands out chunks over MPI messages (from a thread of

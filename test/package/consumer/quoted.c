@@ -7,7 +7,7 @@
 int main(void) {
   double a[QUOTED_N];
   int i;
-#pragma fpm partition out(a[i:1])
+#pragma fpm partition out(a[i : 1])
   for (i = 0; i < QUOTED_N; i++)
     a[i] = quotedValue(i);
   for (i = 0; i < QUOTED_N; i++)
