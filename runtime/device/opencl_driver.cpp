@@ -330,9 +330,9 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
     before.push_back(event.get());
   for (const opencl::EventRef &event : sharedUploads)
     before.push_back(event.get());
-  // Whole work-groups of `groupSize`, then the rest as one group: ranges
-  // start at multiples of OpenClWorkGroupSize, and end on one but for the
-  // loop's last and a range whose back a CPU thread stole.
+  // Whole work-groups of `groupSize` from the range's start, then the
+  // rest: a range starts and ends on multiples of OpenClWorkGroupSize but
+  // at the loop's end and where it meets a CPU thread's (work_pool.hpp).
   const auto size = static_cast<std::size_t>(range.size());
   const std::size_t whole = size / groupSize * groupSize;
   const std::size_t parts[2][2] = {

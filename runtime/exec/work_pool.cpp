@@ -169,9 +169,10 @@ std::optional<Grant> WorkPool::next(std::size_t pe) {
     // enough to keep a device busy, small enough to pipeline transfers
     // and leave a tail others can steal. A lone worker that runs one range
     // at a time gains from neither, and pays per range: a launch, and, on
-    // PoCL, ranges past the first run a kernel compiled for a non-zero
-    // global offset, 35-60% slower per row than the offset-0 one on
-    // fpm-bench-coexec's matmul (--overhead), so it takes the queue whole.
+    // PoCL, ranges past the first run a kernel variant compiled for a
+    // non-zero global offset (fpm-bench-coexec's matmul ran 1.45x slower
+    // per row in it until its kernel indexed rows in 32 bits), so it takes
+    // the queue whole.
     // CPU threads cut finer than granules: the last eighth of a share then
     // need not run whole on one thread while the others wait.
     const std::int64_t workers = std::max(self.pe.workers, 1);
