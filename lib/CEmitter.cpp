@@ -351,17 +351,16 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
 
   // The length of the text replaced, as rewritten so far (with the nested
   // loops' calls).
-  SourceLocation Hash = L.Pragma->HashLoc;
   clang::Rewriter::RewriteOptions Replaced;
   Replaced.IncludeInsertsAtBeginOfRange = false;
   int Length = Rewrite.getRangeSize(
-      CharSourceRange::getCharRange(Hash, LT.BodyEnd), Replaced);
+      CharSourceRange::getCharRange(LT.ReplaceBegin, LT.BodyEnd), Replaced);
   if (Length < 0) {
     report(Diags, L.Pragma->KeywordLoc, Level::Error,
            "cannot find the text of this loop");
     return false;
   }
-  Rewrite.ReplaceText(Hash, Length, Call);
+  Rewrite.ReplaceText(LT.ReplaceBegin, Length, Call);
   Rewrite.InsertTextBefore(FnBegin, Declared);
   Rewrite.InsertTextBefore(FnEnd, Outlined);
   return true;

@@ -97,9 +97,9 @@ bool emitCxx(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
           << ";\n";
   After << "}\n" << LT.AfterLine;
 
-  SourceLocation Hash = L.Pragma->HashLoc;
-  unsigned Length = SM.getFileOffset(LT.BodyBegin) - SM.getFileOffset(Hash);
-  Rewrite.ReplaceText(Hash, Length, Prefix);
+  unsigned Length =
+      SM.getFileOffset(LT.BodyBegin) - SM.getFileOffset(LT.ReplaceBegin);
+  Rewrite.ReplaceText(LT.ReplaceBegin, Length, Prefix);
   Rewrite.InsertTextAfter(LT.BodyEnd, Suffix);
   return true;
 }

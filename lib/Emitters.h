@@ -79,7 +79,10 @@ struct LoopText {
   std::string Suffix;  // "_<k>": the suffix of the block's names
   std::string VarName; // the loop variable
   std::string Lower, Bound, Step, Compare;
-  std::string I64, U64;                     // int64_t, spelled for the language
+  std::string I64, U64; // int64_t, spelled for the language
+  /// Where the text the call replaces starts: the pragma's `#`, or the
+  /// `for` when preprocessor lines stand between them.
+  clang::SourceLocation ReplaceBegin;
   clang::SourceLocation BodyBegin, BodyEnd; // [begin, end) of the body's text
   std::string BodyLine;  // #line (and indentation) before the body's text
   std::string AfterLine; // #line (and indentation) before the text after

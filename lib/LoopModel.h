@@ -42,6 +42,10 @@ struct LoopModel {
   /// The loop's ordinal in the file: the suffix of the names generated for
   /// it.
   unsigned Index = 0;
+  /// Whether preprocessor lines stand between the pragma and the `for`
+  /// (`#ifdef USE_FPM` / pragma / `#endif` / `for`): they stay, and only the
+  /// pragma's own text goes with the loop's.
+  bool PragmaApart = false;
   /// Where the body's text starts: the body, or the pragma of a partitioned
   /// loop that is the body.
   clang::SourceLocation BodyBegin;

@@ -19,15 +19,6 @@ using namespace clang;
 namespace fpm {
 namespace {
 
-/// A raw lexer of Loc's file from Loc on.
-Lexer rawLexerAt(SourceLocation Loc, const SourceManager &SM,
-                 const LangOptions &LO) {
-  FileID File = SM.getFileID(Loc);
-  StringRef Buffer = SM.getBufferData(File);
-  return Lexer(SM.getLocForStartOfFile(File), LO, Buffer.begin(),
-               Buffer.begin() + SM.getFileOffset(Loc), Buffer.end());
-}
-
 /// The name of the OpenMP directive whose words follow `omp` in Words, if
 /// it starts a region every thread of a team runs: its words before the
 /// first clause, one of them `parallel` or `teams` (not `cancel parallel`,
@@ -68,11 +59,11 @@ std::string destringize(StringRef Literal) {
 /// The regions of the OpenMP directives among Locs (`#pragma omp ...` lines
 /// and `_Pragma("omp ...")` operators, in macros too), their statements not
 /// yet found.
-std::vector<OmpRegion> ompRegions(ArrayRef<SourceLocation> Locs,
+std::vector<OmpRegion> ompRegions(const SourceRecord &Record,
                                   const SourceManager &SM,
                                   const LangOptions &LO) {
   std::vector<OmpRegion> Regions;
-  for (SourceLocation Loc : Locs) {
+  for (SourceLocation Loc : Record.PragmaLocs) {
     // The directive's tokens after `omp` (pointing into the file or into
     // Text), and where its text ends.
     std::string Text;
@@ -125,19 +116,12 @@ std::vector<OmpRegion> ompRegions(ArrayRef<SourceLocation> Locs,
     std::optional<std::string> Directive = regionDirective(Words);
     if (!Directive)
       continue;
-    // The statement: the first token after the directive that is in no
-    // directive.
-    Lexer Lex = rawLexerAt(After, SM, LO);
-    Lex.LexFromRawLexer(Tok);
-    while (Tok.is(tok::hash) && Tok.isAtStartOfLine()) {
-      do
-        Lex.LexFromRawLexer(Tok);
-      while (Tok.isNot(tok::eof) && !Tok.isAtStartOfLine());
-    }
-    if (Tok.is(tok::eof))
+    // The statement: the first token after the directive that is code.
+    std::optional<Token> Stmt = codeTokenAfter(After, Record, SM, LO);
+    if (!Stmt)
       continue;
     Regions.push_back(
-        {SM.getExpansionLoc(Loc), *Directive, Tok.getLocation(), {}});
+        {SM.getExpansionLoc(Loc), *Directive, Stmt->getLocation(), {}});
   }
   return Regions;
 }
@@ -167,11 +151,10 @@ private:
 
 } // namespace
 
-std::vector<OmpRegion> findOmpRegions(ArrayRef<SourceLocation> PragmaLocs,
+std::vector<OmpRegion> findOmpRegions(const SourceRecord &Record,
                                       ASTContext &Ctx) {
   const SourceManager &SM = Ctx.getSourceManager();
-  std::vector<OmpRegion> Regions =
-      ompRegions(PragmaLocs, SM, Ctx.getLangOpts());
+  std::vector<OmpRegion> Regions = ompRegions(Record, SM, Ctx.getLangOpts());
   if (!Regions.empty())
     RegionStatements(SM, Regions).TraverseDecl(Ctx.getTranslationUnitDecl());
   return Regions;

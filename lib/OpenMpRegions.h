@@ -16,6 +16,8 @@
 #ifndef FPM_LIB_OPENMPREGIONS_H
 #define FPM_LIB_OPENMPREGIONS_H
 
+#include "SourceRecord.h"
+
 #include "clang/Basic/SourceLocation.h"
 #include "llvm/ADT/ArrayRef.h"
 
@@ -40,12 +42,11 @@ struct OmpRegion {
   clang::SourceRange Stmt; ///< invalid where no statement starts there
 };
 
-/// The regions of the OpenMP directives among PragmaLocs (the main file's
-/// `#pragma` lines and `_Pragma` operators, as the preprocessor saw them),
-/// with their statements in Ctx's translation unit.
-std::vector<OmpRegion>
-findOmpRegions(llvm::ArrayRef<clang::SourceLocation> PragmaLocs,
-               clang::ASTContext &Ctx);
+/// The regions of the OpenMP directives among Record's pragmas (the main
+/// file's `#pragma` lines and `_Pragma` operators, as the preprocessor saw
+/// them), with their statements in Ctx's translation unit.
+std::vector<OmpRegion> findOmpRegions(const SourceRecord &Record,
+                                      clang::ASTContext &Ctx);
 
 /// The region of Regions whose statement holds Loc, if any.
 const OmpRegion *enclosingOmpRegion(llvm::ArrayRef<OmpRegion> Regions,

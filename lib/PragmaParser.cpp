@@ -172,8 +172,11 @@ bool ClauseParser::parse() {
             << Name;
       return false;
     }
+    // As in OpenMP, the clauses of lists may repeat: their lists join.
+    bool Repeats = llvm::is_contained(
+        {"in", "out", "inout", "private", "reduction"}, Name);
     auto [It, Inserted] = Seen.try_emplace(Name, Clause.getLocation());
-    if (!Inserted) {
+    if (!Inserted && !Repeats) {
       report(Diags, Clause.getLocation(), Level::Error,
              "duplicate '%0' clause in '#pragma fpm partition'")
           << Name;

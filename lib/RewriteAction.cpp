@@ -12,6 +12,7 @@
 #include "OpenMpRegions.h"
 #include "PragmaParser.h"
 #include "Rewriter.h"
+#include "SourceRecord.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
@@ -74,74 +75,12 @@ private:
   llvm::SmallVector<const FunctionDecl *, 4> Functions;
 };
 
-/// The first token after Loc in its file, raw (comments skipped).
-std::optional<Token> tokenAfter(SourceLocation Loc, const SourceManager &SM,
-                                const LangOptions &LO) {
-  FileID File = SM.getFileID(Loc);
-  bool Invalid = false;
-  StringRef Buffer = SM.getBufferData(File, &Invalid);
-  if (Invalid)
-    return std::nullopt;
-  Lexer Lex(SM.getLocForStartOfFile(File), LO, Buffer.begin(),
-            Buffer.begin() + SM.getFileOffset(Loc), Buffer.end());
-  Token Tok;
-  Lex.LexFromRawLexer(Tok);
-  if (Tok.is(tok::eof))
-    return std::nullopt;
-  return Tok;
-}
-
-/// What the preprocessor tells the rewrite besides the fpm pragmas: where
-/// each `#pragma` and `_Pragma` of the main file is (OpenMP's among them, which
-/// Clang drops without -fopenmp), and a header it cannot find, for which it
-/// adds a note saying how to give fpm-rewrite the compiler's flags.
-class SourceCallbacks : public PPCallbacks {
-public:
-  SourceCallbacks(const SourceManager &SM, DiagnosticsEngine &Diags,
-                  std::vector<SourceLocation> &PragmaLocs)
-      : SM(SM), Diags(Diags), PragmaLocs(PragmaLocs) {}
-
-  void PragmaDirective(SourceLocation Loc,
-                       PragmaIntroducerKind Introducer) override {
-    // `#pragma` lines, and `_Pragma(...)` operators written in the main file
-    // or in macros expanded there.
-    if ((Introducer == PIK_HashPragma && Loc.isFileID() &&
-         SM.isWrittenInMainFile(Loc)) ||
-        (Introducer == PIK__Pragma &&
-         SM.isWrittenInMainFile(SM.getExpansionLoc(Loc))))
-      PragmaLocs.push_back(Loc);
-  }
-
-  void InclusionDirective(SourceLocation HashLoc, const Token &, StringRef,
-                          bool, CharSourceRange, OptionalFileEntryRef File,
-                          StringRef, StringRef, const Module *, bool,
-                          SrcMgr::CharacteristicKind) override {
-    // Right after Clang's error (a note still prints after a fatal one),
-    // once.
-    if (File || Noted || !Diags.hasErrorOccurred())
-      return;
-    Noted = true;
-    report(Diags, HashLoc, Level::Note,
-           "fpm-rewrite parses the file as the compiler does and needs its "
-           "-I and -D flags: give it the build folder that holds "
-           "compile_commands.json ('-p build'), or the flags after '--' "
-           "('fpm-rewrite x.c -- -Iinclude -DN=8')");
-  }
-
-private:
-  const SourceManager &SM;
-  DiagnosticsEngine &Diags;
-  std::vector<SourceLocation> &PragmaLocs;
-  bool Noted = false;
-};
-
 class RewriteConsumer : public ASTConsumer {
 public:
   RewriteConsumer(const std::vector<PartitionPragma> &Pragmas,
-                  const std::vector<SourceLocation> &PragmaLocs,
-                  clang::Rewriter &Rewrite, bool Remarks)
-      : Pragmas(Pragmas), PragmaLocs(PragmaLocs), Rewrite(Rewrite),
-        Remarks(Remarks) {}
+                  const SourceRecord &Record, clang::Rewriter &Rewrite,
+                  bool Remarks)
+      : Pragmas(Pragmas), Record(Record), Rewrite(Rewrite), Remarks(Remarks) {}
 
   /// The analysis runs once the unit is parsed and ParseAST's Parser is
   /// gone: ClauseSema parses with one of its own.
@@ -153,7 +92,7 @@ public:
 private:
   bool Parsed = false;
   const std::vector<PartitionPragma> &Pragmas;
-  const std::vector<SourceLocation> &PragmaLocs;
+  const SourceRecord &Record;
   clang::Rewriter &Rewrite;
   bool Remarks;
 };
@@ -174,7 +113,7 @@ void RewriteConsumer::run(Sema &S) {
 
   // OpenMP's parallel regions: a partitioned loop in one would run once per
   // thread of the team.
-  std::vector<OmpRegion> Regions = findOmpRegions(PragmaLocs, Ctx);
+  std::vector<OmpRegion> Regions = findOmpRegions(Record, Ctx);
 
   // Match each pragma with the `for` right after it, and check the clauses'
   // expressions (not after a fatal error: nothing is reported then) and
@@ -186,7 +125,10 @@ void RewriteConsumer::run(Sema &S) {
   llvm::DenseMap<const FunctionDecl *, unsigned> Ordinals;
   llvm::StringMap<const PartitionPragma *> Names;
   for (const PartitionPragma &Pragma : Pragmas) {
-    std::optional<Token> Next = tokenAfter(Pragma.EndLoc, SM, LO);
+    // Preprocessor lines may stand between the pragma and its loop.
+    bool PastDirectives = false;
+    std::optional<Token> Next =
+        codeTokenAfter(Pragma.EndLoc, Record, SM, LO, &PastDirectives);
     if (!Next || Next->isNot(tok::raw_identifier) ||
         Next->getRawIdentifier() != "for") {
       report(Diags, Next ? Next->getLocation() : Pragma.EndLoc, Level::Error,
@@ -212,10 +154,21 @@ void RewriteConsumer::run(Sema &S) {
       continue;
     }
     auto [For, Fn] = It->second;
+    // The header's text is printed again in the call: a directive in it
+    // would break the lines around it.
+    if (directiveBetween(Next->getLocation(),
+                         SM.getExpansionLoc(For->getRParenLoc()), Record, SM,
+                         LO)) {
+      report(Diags, Next->getLocation(), Level::Error,
+             "cannot rewrite a loop whose header holds preprocessor lines; "
+             "compute its bounds before the loop");
+      continue;
+    }
     if (Clauses && !Clauses->check(Pragma, *For))
       continue;
     LoopModel Loop;
     Loop.Pragma = &Pragma;
+    Loop.PragmaApart = PastDirectives;
     Loop.Fn = Fn;
     unsigned K = Ordinals[Fn]++;
     Loop.Name = !Pragma.Name.empty() ? Pragma.Name
@@ -306,14 +259,14 @@ protected:
                                                  StringRef) override {
     Rewrite.setSourceMgr(CI.getSourceManager(), CI.getLangOpts());
     CI.getPreprocessor().AddPragmaHandler(new FpmPragmaHandler(Pragmas));
-    CI.getPreprocessor().addPPCallbacks(std::make_unique<SourceCallbacks>(
-        CI.getSourceManager(), CI.getDiagnostics(), PragmaLocs));
+    CI.getPreprocessor().addPPCallbacks(
+        makeSourceRecorder(CI.getSourceManager(), CI.getDiagnostics(), Record));
     if (!DependencyFile.empty()) {
       Entered = std::make_shared<EnteredFiles>();
       Entered->attachToPreprocessor(CI.getPreprocessor());
     }
-    auto Consumer = std::make_unique<RewriteConsumer>(Pragmas, PragmaLocs,
-                                                      Rewrite, Remarks);
+    auto Consumer =
+        std::make_unique<RewriteConsumer>(Pragmas, Record, Rewrite, Remarks);
     this->Consumer = Consumer.get();
     return Consumer;
   }
@@ -332,7 +285,7 @@ private:
   bool Remarks;
   std::string DependencyFile;
   std::vector<PartitionPragma> Pragmas;
-  std::vector<SourceLocation> PragmaLocs;
+  SourceRecord Record;
   clang::Rewriter Rewrite;
   std::shared_ptr<EnteredFiles> Entered;
   /// Owned by the CompilerInstance.

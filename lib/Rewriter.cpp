@@ -100,12 +100,23 @@ bool LoopRewriter::rewrite(const LoopModel &L) {
     return false;
   }
   LT.BodyEnd = *End;
+  LT.ReplaceBegin =
+      L.PragmaApart ? SM.getExpansionLoc(For->getForLoc()) : L.Pragma->HashLoc;
   LT.BodyLine = T.lineMarker(LT.BodyBegin);
   LT.AfterLine = T.lineMarker(LT.BodyEnd);
   PresumedLoc ForLoc = SM.getPresumedLoc(For->getForLoc());
   LT.File = ForLoc.getFilename();
   LT.Line = ForLoc.getLine();
   bool Ok = Cxx ? emitCxx(Ctx, Rewrite, L, LT) : emitC(Ctx, Rewrite, L, LT);
+  // The lines between the pragma and the loop stay; the pragma's text goes
+  // (its line splices stay, so that the lines keep their numbers).
+  if (Ok && L.PragmaApart) {
+    CharSourceRange Pragma =
+        CharSourceRange::getCharRange(L.Pragma->HashLoc, L.Pragma->EndLoc);
+    StringRef Text = Lexer::getSourceText(Pragma, SM, Ctx.getLangOpts());
+    Rewrite.ReplaceText(Pragma.getBegin(), Text.size(),
+                        std::string(Text.count('\n'), '\n'));
+  }
   Rewritten |= Ok;
   return Ok;
 }
