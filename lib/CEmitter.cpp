@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Emitters.h"
+#include "SourceRecord.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -13,6 +14,8 @@
 #include "clang/Basic/Builtins.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
+#include "clang/Lex/MacroInfo.h"
+#include "clang/Lex/Preprocessor.h"
 #include "clang/Rewrite/Core/Rewriter.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -89,10 +92,185 @@ void forEachArraySizeQuery(const Stmt *S,
     forEachArraySizeQuery(Child, Arrays, SM, LO, F);
 }
 
+/// The name of VD's member in the context struct: its own, unless an
+/// outer partitioned loop's outlined body, where this loop's call stands,
+/// defines that name as a macro (it reaches VD through its address).
+std::string memberName(const LoopModel &L, const VarDecl *VD) {
+  std::string N = VD->getName().str();
+  return llvm::is_contained(L.EnclosingAddressed, VD) ? "fpm_m_" + N : N;
+}
+
+/// What else than VD the name of VD means in L's body, if anything (a
+/// declaration, a member, a label), and where. A macro that makes the name
+/// mean VD would change it.
+std::optional<std::pair<std::string, SourceLocation>>
+nameClash(const LoopModel &L, const VarDecl *VD) {
+  using Clash = std::pair<std::string, SourceLocation>;
+  StringRef N = VD->getName();
+  auto Named = [&](const NamedDecl *D) {
+    return D && D->getIdentifier() && D->getName() == N;
+  };
+  llvm::SmallVector<const Stmt *, 64> Work{L.Loop.For->getBody()};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    llvm::append_range(Work, S->children());
+    if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+      for (const Decl *D : DS->decls()) {
+        if (Named(dyn_cast<NamedDecl>(D)))
+          return Clash{"a declaration in the body", D->getLocation()};
+        if (const auto *Record = dyn_cast<RecordDecl>(D))
+          for (const FieldDecl *Field : Record->fields())
+            if (Named(Field))
+              return Clash{"a member", Field->getLocation()};
+        if (const auto *Enum = dyn_cast<EnumDecl>(D))
+          for (const EnumConstantDecl *EC : Enum->enumerators())
+            if (Named(EC))
+              return Clash{"a declaration in the body", EC->getLocation()};
+      }
+    } else if (const auto *Label = dyn_cast<LabelStmt>(S)) {
+      if (Named(Label->getDecl()))
+        return Clash{"a label", Label->getIdentLoc()};
+    } else if (const auto *Member = dyn_cast<MemberExpr>(S)) {
+      if (Named(Member->getMemberDecl()))
+        return Clash{"a member", Member->getMemberLoc()};
+    } else if (const auto *Init = dyn_cast<DesignatedInitExpr>(S)) {
+      for (const DesignatedInitExpr::Designator &D : Init->designators())
+        if (D.isFieldDesignator() && D.getFieldName() &&
+            D.getFieldName()->getName() == N)
+          return Clash{"a member", D.getFieldLoc()};
+    } else if (const auto *Offset = dyn_cast<OffsetOfExpr>(S)) {
+      for (unsigned I = 0; I < Offset->getNumComponents(); ++I)
+        if (Offset->getComponent(I).getKind() == OffsetOfNode::Field &&
+            Named(Offset->getComponent(I).getField()))
+          return Clash{"a member", Offset->getComponent(I).getEndLoc()};
+    }
+  }
+  return std::nullopt;
+}
+
+/// A macro's definition as written after `#define `: name, parameters and
+/// replacement.
+std::string macroText(const MacroInfo &MI, const SourceManager &SM,
+                      const LangOptions &LO) {
+  return Lexer::getSourceText(
+             CharSourceRange::getTokenRange(MI.getDefinitionLoc(),
+                                            MI.getDefinitionEndLoc()),
+             SM, LO)
+      .str();
+}
+
+/// The directives around an outlined body.
+struct MacroFixes {
+  /// Before it: the macros its text sees where it is written.
+  std::string Before;
+  /// After it: the macros of the place it goes to (Outlined) again.
+  std::string After;
+};
+
+/// The outlined body goes after the enclosing function (Outlined), where a
+/// macro the function defines, undefines or redefines after the loop
+/// (`#define A(i, j) ...` before it, `#undef A` after it) has another
+/// state than where the text of Ranges is written. For each identifier of
+/// that text (directives included) whose macro differs there, and each of
+/// the macros those expand to in turn, the state at the text is set before
+/// the body and the one at Outlined restored after it.
+MacroFixes macroFixes(Preprocessor &PP, ArrayRef<CharSourceRange> Ranges,
+                      SourceLocation Outlined) {
+  const SourceManager &SM = PP.getSourceManager();
+  const LangOptions &LO = PP.getLangOpts();
+  llvm::SmallVector<std::pair<IdentifierInfo *, SourceLocation>, 32> Work;
+  for (const CharSourceRange &Range : Ranges) {
+    Lexer Lex = rawLexerAt(Range.getBegin(), SM, LO);
+    Token Tok;
+    for (Lex.LexFromRawLexer(Tok);
+         Tok.isNot(tok::eof) &&
+         SM.isBeforeInTranslationUnit(Tok.getLocation(), Range.getEnd());
+         Lex.LexFromRawLexer(Tok))
+      if (Tok.is(tok::raw_identifier))
+        if (IdentifierInfo *II = PP.getIdentifierInfo(Tok.getRawIdentifier());
+            II->hadMacroDefinition())
+          Work.push_back({II, Tok.getLocation()});
+  }
+  MacroFixes Fixes;
+  llvm::SmallPtrSet<IdentifierInfo *, 16> Done;
+  while (!Work.empty()) {
+    auto [II, At] = Work.pop_back_val();
+    if (!Done.insert(II).second)
+      continue;
+    const MacroInfo *Want = PP.getMacroDefinitionAtLoc(II, At).getMacroInfo();
+    const MacroInfo *There =
+        PP.getMacroDefinitionAtLoc(II, Outlined).getMacroInfo();
+    if (Want)
+      for (const Token &Tok : Want->tokens())
+        if (IdentifierInfo *Next = Tok.getIdentifierInfo();
+            Next && Next->hadMacroDefinition())
+          Work.push_back({Next, At});
+    if (Want == There || (Want && Want->isBuiltinMacro()) ||
+        (There && There->isBuiltinMacro()))
+      continue;
+    std::string Name = II->getName().str();
+    Fixes.Before += "#undef " + Name + "\n";
+    if (Want)
+      Fixes.Before += "#define " + macroText(*Want, SM, LO) + "\n";
+    Fixes.After += "#undef " + Name + "\n";
+    if (There)
+      Fixes.After += "#define " + macroText(*There, SM, LO) + "\n";
+  }
+  return Fixes;
+}
+
+/// The `#define` and `#undef` lines of Range that the preprocessor ran
+/// (none of a skipped block), as written: the body they stand in moves out
+/// of the function, and the function's code after the loop must still see
+/// what they did.
+std::string macroDirectives(Preprocessor &PP, CharSourceRange Range) {
+  const SourceManager &SM = PP.getSourceManager();
+  const LangOptions &LO = PP.getLangOpts();
+  std::string Lines;
+  Lexer Lex = rawLexerAt(Range.getBegin(), SM, LO);
+  Token Tok;
+  Lex.LexFromRawLexer(Tok);
+  while (Tok.isNot(tok::eof) &&
+         SM.isBeforeInTranslationUnit(Tok.getLocation(), Range.getEnd())) {
+    if (Tok.isNot(tok::hash) || !Tok.isAtStartOfLine()) {
+      Lex.LexFromRawLexer(Tok);
+      continue;
+    }
+    // The directive's tokens, to the end of its line.
+    llvm::SmallVector<Token, 8> Line{Tok};
+    for (Lex.LexFromRawLexer(Tok);
+         Tok.isNot(tok::eof) && !Tok.isAtStartOfLine();
+         Lex.LexFromRawLexer(Tok))
+      Line.push_back(Tok);
+    if (Line.size() < 3 || Line[1].isNot(tok::raw_identifier) ||
+        Line[2].isNot(tok::raw_identifier) ||
+        (Line[1].getRawIdentifier() != "define" &&
+         Line[1].getRawIdentifier() != "undef"))
+      continue;
+    // Ran: the macro's history has a directive at the name.
+    const Token &Name = Line[2];
+    IdentifierInfo *II = PP.getIdentifierInfo(Name.getRawIdentifier());
+    bool Ran = false;
+    for (const MacroDirective *MD = PP.getLocalMacroDirectiveHistory(II); MD;
+         MD = MD->getPrevious())
+      Ran |= MD->getLocation() == Name.getLocation();
+    if (Ran)
+      Lines += Lexer::getSourceText(
+                   CharSourceRange::getCharRange(Line.front().getLocation(),
+                                                 Line.back().getEndLoc()),
+                   SM, LO)
+                   .str() +
+               "\n";
+  }
+  return Lines;
+}
+
 } // namespace
 
-bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
-           const LoopText &LT) {
+bool emitC(ASTContext &Ctx, Preprocessor &PP, clang::Rewriter &Rewrite,
+           const LoopModel &L, const LoopText &LT) {
   const SourceManager &SM = Ctx.getSourceManager();
   DiagnosticsEngine &Diags = Ctx.getDiagnostics();
   const CanonicalLoop &Loop = L.Loop;
@@ -169,18 +347,63 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
       });
   if (Measured)
     return false;
+  // The body's text names a variable the enclosing function writes into or
+  // takes the address of through a macro that means the variable itself,
+  // reached through its address: `#define r (*fpm_ref_r)`.
+  std::string Aliases, Unaliases;
   for (const VarDecl *VD : L.Vars.Shared) {
     std::string N = VD->getName().str();
+    std::string Member = memberName(L, VD);
     QualType Declared = VD->getType();
-    if (usesLocalType(Declared))
-      return CannotOutline(VD, "has a type declared in the function");
+    bool Addressed = llvm::is_contained(L.Vars.Addressed, VD);
+    if (Addressed || usesLocalType(Declared)) {
+      // The context before the function cannot name a local type: the
+      // address travels as void *.
+      if (Declared->isVariablyModifiedType())
+        return CannotOutline(VD, "has a variably modified type and is "
+                                 "written in the body or its address taken");
+      if (Addressed) {
+        if (auto Clash = nameClash(L, VD)) {
+          report(Diags, SM.getExpansionLoc(Clash->second), Level::Error,
+                 "cannot outline the loop's body: it writes into '%0' or "
+                 "takes its address, so the outlined body must reach '%0' "
+                 "through its address, and the body also uses the name '%0' "
+                 "for %1 here; rename one of them")
+              << N << Clash->first;
+          report(Diags, VD->getLocation(), Level::Note, "'%0' is declared here")
+              << N;
+          return false;
+        }
+      }
+      M << "  void *" << Member << ";\n";
+      if (Declared->isArrayType()) {
+        // An array of a local type: its element 0's address.
+        QualType Passed = Ctx.getArrayDecayedType(Declared);
+        Set << "  " << Ctx_ << "." << Member << " = (void *)" << N << ";\n";
+        Local << "  " << T.type(Passed, N) << " = (" << T.type(Passed)
+              << ")fpm_c->" << Member << ";\n";
+        continue;
+      }
+      Set << "  " << Ctx_ << "." << Member << " = (void *)&" << N << ";\n";
+      if (Addressed) {
+        Local << "  " << T.type(Declared, "*const fpm_ref_" + N) << " = ("
+              << T.type(Declared, "*") << ")fpm_c->" << Member << ";\n";
+        Aliases += "#define " + N + " (*fpm_ref_" + N + ")\n";
+        Unaliases += "#undef " + N + "\n";
+      } else {
+        Local << "  " << T.type(Declared, N) << " = *("
+              << T.type(Declared.getUnqualifiedType(), "*") << ")fpm_c->"
+              << Member << ";\n";
+      }
+      continue;
+    }
     QualType Passed =
         Declared->isArrayType() ? Ctx.getArrayDecayedType(Declared) : Declared;
     if (!Passed->isVariablyModifiedType()) {
-      M << "  " << T.type(Passed.getUnqualifiedType(), N) << ";\n";
-      Set << "  " << Ctx_ << "." << N << " = " << N << ";\n";
+      M << "  " << T.type(Passed.getUnqualifiedType(), Member) << ";\n";
+      Set << "  " << Ctx_ << "." << Member << " = " << N << ";\n";
       Local << "  " << T.type(Declared->isArrayType() ? Passed : Declared, N)
-            << " = fpm_c->" << N << ";\n";
+            << " = fpm_c->" << Member << ";\n";
       continue;
     }
     // A VLA or a pointer to one: the address travels as void *, with each
@@ -189,20 +412,18 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
     if (!Ptr)
       return CannotOutline(VD, "has a variably modified type fpm cannot pass");
     QualType Elem = Ptr->getPointeeType();
-    M << "  void *" << N << ";\n";
-    Set << "  " << Ctx_ << "." << N << " = (void *)" << N << ";\n";
+    M << "  void *" << Member << ";\n";
+    Set << "  " << Ctx_ << "." << Member << " = (void *)" << N << ";\n";
     std::string Dims;
     if (!MeasureExtents(N, Elem, 1, "[0]", Dims))
       return CannotOutline(VD, "has an array type fpm cannot pass");
     if (Elem->isVariablyModifiedType())
       return CannotOutline(VD, "has a variably modified type fpm cannot pass");
     Local << "  " << T.type(Elem, "(*" + N + ")" + Dims) << " = ("
-          << T.type(Elem, "(*)" + Dims) << ")fpm_c->" << N << ";\n";
+          << T.type(Elem, "(*)" + Dims) << ")fpm_c->" << Member << ";\n";
   }
   for (const VarDecl *VD : L.Vars.Private) {
     QualType PT = VD->getType().getUnqualifiedType();
-    if (usesLocalType(PT))
-      return CannotOutline(VD, "has a type declared in the function");
     if (!PT->isVariablyModifiedType()) {
       Local << "  " << T.type(PT, VD->getName()) << ";\n";
       continue;
@@ -218,8 +439,6 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
       return CannotOutline(VD, "is private and has a variably modified type");
     Local << "  " << T.type(Elem, N + Dims) << ";\n";
   }
-  if (usesLocalType(Var->getType()))
-    return CannotOutline(Var, "has a type declared in the function");
   // Each reduction variable is the chunk's accumulator, under its own name:
   // a local copy of partials[r] that the body's text accumulates into, and
   // that goes back to partials[r] after the chunk.
@@ -260,21 +479,53 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
   D << "/* fpm-rewrite: the context of loop " << commentSafe(L.Name)
     << ", outlined from " << L.Fn->getName() << " */\n";
   D << "struct fpm_ctx" << S << " {\n";
-  D << "  " << VarType << " fpm_lower;\n  int64_t fpm_step;\n" << Members;
+  D << "  "
+    << (usesLocalType(Var->getType())
+            ? T.type(Var->getType().getCanonicalType().getUnqualifiedType())
+            : VarType)
+    << " fpm_lower;\n  int64_t fpm_step;\n"
+    << Members;
   D << "};\n";
   D << "static int fpm_body" << S << "(int64_t, int64_t, void *"
     << (Reductions.empty() ? "" : ", void *const *") << ");\n";
   D << T.lineMarker(FnBegin);
 
+  // The text the outlined body copies, and the macros it must see there.
+  llvm::SmallVector<CharSourceRange, 4> Copied{
+      CharSourceRange::getCharRange(LT.BodyBegin, LT.BodyEnd)};
+  llvm::SmallVector<const NamedDecl *, 4> CopiedTypes;
+  for (const NamedDecl *D : L.Vars.LocalTypes) {
+    // `typedef struct P {...} P_t;`: P's text is in P_t's.
+    bool InAnother = llvm::any_of(L.Vars.LocalTypes, [&](const NamedDecl *O) {
+      return O != D &&
+             !SM.isBeforeInTranslationUnit(
+                 SM.getExpansionLoc(D->getBeginLoc()),
+                 SM.getExpansionLoc(O->getBeginLoc())) &&
+             !SM.isBeforeInTranslationUnit(
+                 SM.getExpansionRange(O->getEndLoc()).getEnd(),
+                 SM.getExpansionRange(D->getEndLoc()).getEnd());
+    });
+    if (InAnother)
+      continue;
+    CopiedTypes.push_back(D);
+    Copied.push_back(SM.getExpansionRange(D->getSourceRange()));
+  }
+  MacroFixes Fixes = macroFixes(PP, Copied, FnEnd);
+
   std::string Outlined;
   llvm::raw_string_ostream O(Outlined);
-  O << "\n/* fpm-rewrite: the body of loop " << commentSafe(L.Name)
+  O << "\n" << Fixes.Before;
+  O << "/* fpm-rewrite: the body of loop " << commentSafe(L.Name)
     << ", outlined from " << L.Fn->getName() << " */\n";
   O << "static int fpm_body" << S
     << "(int64_t fpm_begin, int64_t fpm_end, void *fpm_ctx" << BodyParams
     << ") {\n";
   O << "  struct fpm_ctx" << S << " *fpm_c = (struct fpm_ctx" << S
     << " *)fpm_ctx;\n";
+  // The function's types the body uses, declared again (LoopChecker made
+  // sure they can be).
+  for (const NamedDecl *D : CopiedTypes)
+    O << T.lineMarker(D->getBeginLoc()) << T.of(D->getSourceRange()) << ";\n";
   O << Locals;
   O << "  int64_t fpm_k;\n";
   O << "  for (fpm_k = fpm_begin; fpm_k < fpm_end; ++fpm_k) {\n";
@@ -282,14 +533,16 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
     << ")((uint64_t)fpm_c->fpm_lower + (uint64_t)fpm_k * "
        "(uint64_t)fpm_c->fpm_step);\n";
   O << "    (void)" << LT.VarName << ";\n";
+  if (!Aliases.empty())
+    O << Aliases;
   O << LT.BodyLine;
   // The body as rewritten so far: the calls of the partitioned loops nested
   // in it, rewritten before it, move with it. Their names read the same in
   // the outlined body, which declares the body's names again.
   O << Rewrite.getRewrittenText(
       CharSourceRange::getCharRange(LT.BodyBegin, LT.BodyEnd));
-  O << "\n  }\n" << StoreBack << "  return 0;\n}\n";
-  O << T.lineMarker(FnEnd);
+  O << "\n" << Unaliases << "  }\n" << StoreBack << "  return 0;\n}\n";
+  O << Fixes.After << T.lineMarker(FnEnd);
 
   // The call, in place of the pragma and the loop.
   std::string Call;
@@ -347,7 +600,10 @@ bool emitC(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
     C << "  " << LT.VarName << " = (" << VarType << ")((uint64_t)fpm_lower" << S
       << " + (uint64_t)fpm_trip" << S << " * (uint64_t)fpm_step" << S
       << ");\n  (void)" << LT.VarName << ";\n";
-  C << "}\n" << LT.AfterLine;
+  C << "}\n"
+    << macroDirectives(PP,
+                       CharSourceRange::getCharRange(LT.BodyBegin, LT.BodyEnd))
+    << LT.AfterLine;
 
   // The length of the text replaced, as rewritten so far (with the nested
   // loops' calls).

@@ -43,6 +43,7 @@
 namespace clang {
 class ASTContext;
 class Expr;
+class Preprocessor;
 class Rewriter;
 class SourceManager;
 } // namespace clang
@@ -109,8 +110,10 @@ void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
 /// if the loop cannot be rewritten.
 bool emitCxx(clang::ASTContext &Ctx, clang::Rewriter &Rewrite,
              const LoopModel &L, const LoopText &LT);
-bool emitC(clang::ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
-           const LoopText &LT);
+/// PP's macro history gives the outlined C body the macros it sees at the
+/// loop.
+bool emitC(clang::ASTContext &Ctx, clang::Preprocessor &PP,
+           clang::Rewriter &Rewrite, const LoopModel &L, const LoopText &LT);
 
 } // namespace fpm
 

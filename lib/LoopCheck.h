@@ -287,6 +287,7 @@ private:
   }
   bool checkGotos();
   bool checkLocalNames();
+  bool onlyLoaded(const Stmt *Root, const VarDecl *VD) const;
   bool checkInvariant(const Expr *E, StringRef What);
   bool checkSections(StringRef Clause, ArrayRef<DataSection> Sections);
   bool checkReductions(llvm::SmallVectorImpl<ReductionVar> &Reductions,
@@ -446,6 +447,9 @@ private:
   llvm::SmallVector<Access, 32> Accesses;
   llvm::SmallVector<Subscript, 16> Subscripts;
   llvm::SmallSetVector<const VarDecl *, 4> NestedInductionVars;
+  /// C: the enclosing function's types, typedefs and enums the body uses
+  /// (checkLocalNames), in source order.
+  llvm::SmallVector<const NamedDecl *, 4> LocalTypes;
   llvm::SmallVector<const GotoStmt *, 2> Gotos;
   /// isInvariant's answers.
   llvm::DenseMap<const VarDecl *, bool> Invariant;

@@ -14,6 +14,8 @@
 
 #include "LoopCheck.h"
 
+#include <functional>
+
 using namespace clang;
 
 namespace fpm::detail {
@@ -325,50 +327,144 @@ bool LoopCheck::checkGotos() {
   return GotosOk;
 }
 
+/// Every use of VD in Root loads its value, a member's (`s.x`) or an
+/// element's of an array member (`s.v[k]`), or measures it (`sizeof`):
+/// nothing writes into VD or takes its address.
+bool LoopCheck::onlyLoaded(const Stmt *Root, const VarDecl *VD) const {
+  llvm::SmallVector<const Stmt *, 32> Work{Root};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    llvm::append_range(Work, S->children());
+    const auto *DRE = dyn_cast<DeclRefExpr>(S);
+    if (!DRE || DRE->getDecl() != VD)
+      continue;
+    const Stmt *Cur = DRE;
+    const Stmt *P = parentOf(Cur);
+    while (P) {
+      const auto *Cast = dyn_cast<ImplicitCastExpr>(P);
+      if (isa<ParenExpr>(P) || (Cast && Cast->getCastKind() == CK_NoOp) ||
+          (isa<MemberExpr>(P) && !cast<MemberExpr>(P)->isArrow())) {
+        Cur = P;
+      } else if (const auto *ASE =
+                     dyn_cast_or_null<ArraySubscriptExpr>(parentOf(P));
+                 Cast && Cast->getCastKind() == CK_ArrayToPointerDecay && ASE &&
+                 ASE->getBase() == P) {
+        Cur = ASE; // an element of an array member: `s.v[k]`
+      } else {
+        break;
+      }
+      P = parentOf(Cur);
+    }
+    const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(P);
+    if (!(Cast && Cast->getCastKind() == CK_LValueToRValue) &&
+        !isa_and_nonnull<UnaryExprOrTypeTraitExpr>(P))
+      return false;
+  }
+  return true;
+}
+
 /// C only: the body moves into a function of its own (CEmitter), where a
 /// type, typedef or enumerator the enclosing function declares before the
-/// loop is not visible; the compiler would reject the rewritten file. C++
-/// bodies become lambdas in place and see them.
+/// loop is not visible. Collects those declarations (LocalTypes), which the
+/// outlined function declares again, and is an error at what cannot be
+/// declared again there: a type of variable size, an enumerator or a member
+/// computed from a variable, an unnamed type without a typedef. C++ bodies
+/// become lambdas in place and see them all.
 bool LoopCheck::checkLocalNames() {
   if (Ctx.getLangOpts().CPlusPlus)
     return true;
   SourceRange Body = For.getBody()->getSourceRange();
-  llvm::SmallPtrSet<const NamedDecl *, 4> Reported;
+  llvm::SmallPtrSet<const Decl *, 4> Seen;
   bool LocalOk = true;
-  // Named: what the body uses (a type, or an enumerator of Owner).
-  auto check = [&](const NamedDecl *Named, SourceLocation Use,
-                   const Decl *Owner = nullptr) {
-    if (!Owner)
-      Owner = Named;
-    if (!Named || !Owner->getDeclContext()->isFunctionOrMethod() ||
-        isInside(Owner->getLocation(), Body) || !Reported.insert(Named).second)
-      return;
-    std::string Name = Named->getName().str();
-    if (Name.empty()) // an unnamed struct or enum, through its typedef's use
-      Name = QualType(cast<TypeDecl>(Named)->getTypeForDecl(), 0)
-                 .getAsString(Ctx.getPrintingPolicy());
-    report(Diags, Use, Level::Error,
-           "'%0' is declared in function '%1': the body of a partitioned "
-           "loop moves into a function of its own in C, where it is not "
-           "visible; declare it at file scope")
-        << Name << Fn.getName();
-    report(Diags, Named->getLocation(), Level::Note, "'%0' is declared here")
-        << Name;
+  auto refuse = [&](const NamedDecl *Named, SourceLocation Use, StringRef Why) {
+    if (Named->getName().empty()) // an unnamed struct or union
+      report(Diags, Use, Level::Error,
+             "an unnamed %0 declared in function '%1' is used in the body "
+             "of a partitioned loop, which moves into a function of its own "
+             "in C, where declaring it again would make another type; give "
+             "it a tag or a typedef, or declare it at file scope")
+          << cast<TagDecl>(Named)->getKindName() << Fn.getName();
+    else
+      report(Diags, Use, Level::Error,
+             "'%0' is declared in function '%1' and %2: the body of a "
+             "partitioned loop moves into a function of its own in C, which "
+             "cannot declare it again; declare it at file scope")
+          << Named->getName() << Fn.getName() << Why;
+    report(Diags, Named->getLocation(), Level::Note, "it is declared here");
     LocalOk = false;
   };
-  // The local type a type names, through pointers, arrays and typedefs.
-  auto checkType = [&](QualType T, SourceLocation Use) {
+  std::function<void(QualType, SourceLocation)> checkType;
+  std::function<void(const Stmt *, SourceLocation, const NamedDecl *)>
+      checkExpr;
+  // D, a declaration the body uses at Use, and what it uses in turn.
+  auto need = [&](const NamedDecl *D, SourceLocation Use) {
+    if (!D || !D->getDeclContext()->isFunctionOrMethod() ||
+        isInside(D->getLocation(), Body) || !Seen.insert(D).second)
+      return;
+    if (const auto *TD = dyn_cast<TypedefNameDecl>(D)) {
+      QualType Under = TD->getUnderlyingType();
+      if (Under->isVariablyModifiedType())
+        return refuse(TD, Use, "has a variable size");
+      checkType(Under, Use);
+    } else if (const auto *Tag = dyn_cast<TagDecl>(D)) {
+      // An unnamed struct declared again would be another type; an
+      // unnamed enum only brings its enumerators.
+      if (!Tag->getIdentifier() && !Tag->getTypedefNameForAnonDecl() &&
+          !isa<EnumDecl>(Tag))
+        return refuse(Tag, Use, "has no name");
+      if (const auto *Record = dyn_cast<RecordDecl>(Tag)) {
+        for (const FieldDecl *Field : Record->fields()) {
+          if (Field->getType()->isVariablyModifiedType())
+            return refuse(Tag, Use, "has a member of variable size");
+          checkType(Field->getType(), Use);
+          checkExpr(Field->getBitWidth(), Use, Tag);
+        }
+      } else if (const auto *Enum = dyn_cast<EnumDecl>(Tag)) {
+        for (const EnumConstantDecl *EC : Enum->enumerators())
+          checkExpr(EC->getInitExpr(), Use, EC);
+      }
+    }
+    LocalTypes.push_back(D);
+  };
+  // The local types T names, through pointers, arrays and typedefs.
+  checkType = [&](QualType T, SourceLocation Use) {
     for (int Depth = 0; !T.isNull() && Depth < 16; ++Depth) {
       if (const auto *TT = T->getAs<TypedefType>())
-        check(TT->getDecl(), Use);
+        need(TT->getDecl(), Use);
       if (const TagDecl *Tag = T->getAsTagDecl())
-        check(Tag, Use);
+        need(Tag->getDefinition() ? Tag->getDefinition() : Tag, Use);
       if (T->isPointerType())
         T = T->getPointeeType();
       else if (const ArrayType *AT = Ctx.getAsArrayType(T))
         T = AT->getElementType();
       else
         break;
+    }
+  };
+  // What a declaration's expression E (an enumerator's value, a bit-field's
+  // width) names: an enumerator of another local enum is needed too; a
+  // variable of the function would not be the same one.
+  checkExpr = [&](const Stmt *E, SourceLocation Use, const NamedDecl *Owner) {
+    llvm::SmallVector<const Stmt *, 16> Work{E};
+    while (!Work.empty()) {
+      const Stmt *S = Work.pop_back_val();
+      if (!S)
+        continue;
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+        if (const auto *EC = dyn_cast<EnumConstantDecl>(DRE->getDecl()))
+          need(cast<EnumDecl>(EC->getDeclContext()), Use);
+        else if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+                 VD && VD->getDeclContext()->isFunctionOrMethod())
+          return refuse(Owner, Use, "is computed from a variable");
+      } else if (const auto *Cast = dyn_cast<ExplicitCastExpr>(S)) {
+        checkType(Cast->getTypeAsWritten(), Use);
+      } else if (const auto *U = dyn_cast<UnaryExprOrTypeTraitExpr>(S)) {
+        if (U->isArgumentType())
+          checkType(U->getArgumentType(), Use);
+      }
+      llvm::append_range(Work, S->children());
     }
   };
   llvm::SmallVector<const Stmt *, 64> Work{For.getBody()};
@@ -379,7 +475,7 @@ bool LoopCheck::checkLocalNames() {
     if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
       const ValueDecl *D = DRE->getDecl();
       if (const auto *EC = dyn_cast<EnumConstantDecl>(D))
-        check(EC, DRE->getLocation(), cast<EnumDecl>(EC->getDeclContext()));
+        need(cast<EnumDecl>(EC->getDeclContext()), DRE->getLocation());
       else if (isa<VarDecl>(D) && !isInside(D->getLocation(), Body))
         checkType(D->getType(), DRE->getLocation());
     } else if (const auto *E = dyn_cast<ExplicitCastExpr>(S)) {
@@ -387,16 +483,28 @@ bool LoopCheck::checkLocalNames() {
     } else if (const auto *E = dyn_cast<UnaryExprOrTypeTraitExpr>(S)) {
       if (E->isArgumentType())
         checkType(E->getArgumentType(), E->getBeginLoc());
+    } else if (const auto *E = dyn_cast<CompoundLiteralExpr>(S)) {
+      checkType(E->getType(), E->getBeginLoc());
+    } else if (const auto *E = dyn_cast<OffsetOfExpr>(S)) {
+      checkType(E->getTypeSourceInfo()->getType(), E->getBeginLoc());
     } else if (const auto *DS = dyn_cast<DeclStmt>(S)) {
       for (const Decl *D : DS->decls())
         if (const auto *VD = dyn_cast<VarDecl>(D))
           checkType(VD->getType(), VD->getLocation());
+        else if (const auto *TD = dyn_cast<TypedefNameDecl>(D))
+          checkType(TD->getUnderlyingType(), TD->getLocation());
     }
     // Children last first, so that the first use in the source is the one
     // reported.
     llvm::SmallVector<const Stmt *, 8> Children(S->children());
     Work.append(Children.rbegin(), Children.rend());
   }
+  // The loop variable's type, and those of the variables the clauses
+  // name, are written in the outlined body too.
+  checkType(Var->getType(), Var->getLocation());
+  llvm::sort(LocalTypes, [&](const Decl *A, const Decl *B) {
+    return SM.isBeforeInTranslationUnit(A->getBeginLoc(), B->getBeginLoc());
+  });
   return LocalOk;
 }
 
@@ -638,6 +746,9 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
         !A.Var->isLocalExternDecl())
       Shared.insert(A.Var);
   Vars.Shared.assign(Shared.begin(), Shared.end());
+  for (const VarDecl *VD : Shared)
+    if (!VD->getType()->isArrayType() && !onlyLoaded(For.getBody(), VD))
+      Vars.Addressed.push_back(VD);
 
   llvm::SmallSetVector<const VarDecl *, 4> ClauseVars;
   for (const auto *Sections : {&Pragma.In, &Pragma.Out, &Pragma.InOut})
@@ -650,6 +761,7 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
             ClauseVars.insert(VD);
   Vars.ClauseVars.assign(ClauseVars.begin(), ClauseVars.end());
   Vars.Reductions.assign(Reductions.begin(), Reductions.end());
+  Vars.LocalTypes.assign(LocalTypes.begin(), LocalTypes.end());
   return true;
 }
 

@@ -36,6 +36,7 @@ class Expr;
 class QualType;
 class ForStmt;
 class FunctionDecl;
+class NamedDecl;
 class VarDecl;
 } // namespace clang
 
@@ -97,6 +98,14 @@ struct LoopVariables {
   /// The reduction clause's variables, in the clause's order (the order of
   /// the partial results the runtime passes): neither Shared nor Private.
   llvm::SmallVector<ReductionVar, 2> Reductions;
+  /// C: the types, typedefs and enums the enclosing function declares
+  /// before the loop and the body uses (through the types of the variables
+  /// it names too), in source order: the outlined body declares them again.
+  llvm::SmallVector<const clang::NamedDecl *, 4> LocalTypes;
+  /// Shared variables, not arrays, that the body writes into or takes the
+  /// address of (a struct's member, an atomic, a scalar passed by
+  /// address): the outlined C body reaches them through their address.
+  llvm::SmallVector<const clang::VarDecl *, 4> Addressed;
 };
 
 /// Checks For, which Pragma stands before, in Fn. Reports every violation as

@@ -46,6 +46,10 @@ struct LoopModel {
   /// (`#ifdef USE_FPM` / pragma / `#endif` / `for`): they stay, and only the
   /// pragma's own text goes with the loop's.
   bool PragmaApart = false;
+  /// C: the variables that the outlined bodies of the partitioned loops
+  /// around this one reach through their address (LoopVariables::Addressed),
+  /// where this loop's call stands.
+  llvm::SmallVector<const clang::VarDecl *, 2> EnclosingAddressed;
   /// Where the body's text starts: the body, or the pragma of a partitioned
   /// loop that is the body.
   clang::SourceLocation BodyBegin;

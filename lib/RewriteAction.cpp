@@ -203,7 +203,7 @@ void RewriteConsumer::run(Sema &S) {
     SourceLocation BodyBegin = SM.getExpansionLoc(Body.getBegin());
     SourceLocation BodyEnd = SM.getExpansionRange(Body.getEnd()).getEnd();
     SourceLocation ForBegin = SM.getExpansionLoc(Outer.Loop.For->getForLoc());
-    for (const LoopModel &Inner : Loops) {
+    for (LoopModel &Inner : Loops) {
       SourceLocation Hash = Inner.Pragma->HashLoc;
       if (&Inner == &Outer ||
           SM.isBeforeInTranslationUnit(Hash, Outer.Loop.For->getRParenLoc()) ||
@@ -211,6 +211,7 @@ void RewriteConsumer::run(Sema &S) {
         continue;
       if (SM.isBeforeInTranslationUnit(Hash, BodyBegin))
         Outer.BodyBegin = Hash;
+      llvm::append_range(Inner.EnclosingAddressed, Outer.Vars.Addressed);
       LoopVariables &Vars = Outer.Vars;
       for (const VarDecl *VD : Inner.Vars.ClauseVars) {
         SourceLocation At = SM.getExpansionLoc(VD->getLocation());
@@ -236,7 +237,7 @@ void RewriteConsumer::run(Sema &S) {
     return SM.isBeforeInTranslationUnit(B.Loop.For->getForLoc(),
                                         A.Loop.For->getForLoc());
   });
-  LoopRewriter Rewriter(Ctx, Rewrite);
+  LoopRewriter Rewriter(Ctx, S.getPreprocessor(), Rewrite);
   for (const LoopModel &Loop : Loops)
     Rewriter.rewrite(Loop);
   Rewriter.finish();

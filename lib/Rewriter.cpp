@@ -57,8 +57,9 @@ std::optional<SourceLocation> bodyEnd(const Stmt *Body, const SourceManager &SM,
 
 } // namespace
 
-LoopRewriter::LoopRewriter(ASTContext &Ctx, clang::Rewriter &Rewrite)
-    : Ctx(Ctx), Rewrite(Rewrite) {}
+LoopRewriter::LoopRewriter(ASTContext &Ctx, Preprocessor &PP,
+                           clang::Rewriter &Rewrite)
+    : Ctx(Ctx), PP(PP), Rewrite(Rewrite) {}
 
 bool LoopRewriter::rewrite(const LoopModel &L) {
   const SourceManager &SM = Ctx.getSourceManager();
@@ -107,7 +108,7 @@ bool LoopRewriter::rewrite(const LoopModel &L) {
   PresumedLoc ForLoc = SM.getPresumedLoc(For->getForLoc());
   LT.File = ForLoc.getFilename();
   LT.Line = ForLoc.getLine();
-  bool Ok = Cxx ? emitCxx(Ctx, Rewrite, L, LT) : emitC(Ctx, Rewrite, L, LT);
+  bool Ok = Cxx ? emitCxx(Ctx, Rewrite, L, LT) : emitC(Ctx, PP, Rewrite, L, LT);
   // The lines between the pragma and the loop stay; the pragma's text goes
   // (its line splices stay, so that the lines keep their numbers).
   if (Ok && L.PragmaApart) {

@@ -25,6 +25,7 @@
 
 namespace clang {
 class ASTContext;
+class Preprocessor;
 class Rewriter;
 } // namespace clang
 
@@ -33,7 +34,9 @@ namespace fpm {
 /// Rewrites the loops of one main file through a clang::Rewriter.
 class LoopRewriter {
 public:
-  LoopRewriter(clang::ASTContext &Ctx, clang::Rewriter &Rewrite);
+  /// PP: the file's preprocessor, done, with its macros' history.
+  LoopRewriter(clang::ASTContext &Ctx, clang::Preprocessor &PP,
+               clang::Rewriter &Rewrite);
 
   /// Rewrites one loop. Loops must come innermost and last first. Returns
   /// false, with an error reported, if the loop cannot be rewritten.
@@ -45,6 +48,7 @@ public:
 
 private:
   clang::ASTContext &Ctx;
+  clang::Preprocessor &PP;
   clang::Rewriter &Rewrite;
   bool Rewritten = false;
 };
