@@ -10,10 +10,12 @@
 //  - C++ (CxxEmitter.cpp): fpm::parallelFor with a [&] lambda around the
 //    body, left in place;
 //  - C (CEmitter.cpp): an outlined `static int fpm_body_<k>(begin, end, ctx)`
-//    defined right after the enclosing function (where the macros it
-//    defines are defined), with a context struct carrying the values and
-//    addresses of the enclosing function's variables the body uses,
-//    declared with the body's prototype before the function. A partitioned
+//    defined right after the enclosing function, with the macros its text
+//    sees set as they are at the loop, the function's types it uses
+//    declared again, and a context struct carrying the values and
+//    addresses of the enclosing function's variables the body uses (the
+//    body's text reaches those it writes into through a macro), declared
+//    with the body's prototype before the function. A partitioned
 //    loop nested in the body is rewritten first; its call moves into the
 //    outer loop's outlined body, which declares the names the call reads
 //    again.
