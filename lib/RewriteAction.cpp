@@ -29,6 +29,7 @@
 #include "clang/Sema/Sema.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -110,6 +111,13 @@ void RewriteConsumer::run(Sema &S) {
   std::string Stem;
   if (OptionalFileEntryRef Main = SM.getFileEntryRefForID(SM.getMainFileID()))
     Stem = llvm::sys::path::stem(Main->getName()).str();
+  // Made an identifier, so that every default name can be written in
+  // name(...): `2mm-omp` -> `_2mm_omp`.
+  for (char &C : Stem)
+    if (!llvm::isAlnum(C) && C != '_')
+      C = '_';
+  if (Stem.empty() || llvm::isDigit(Stem.front()))
+    Stem.insert(0, "_");
 
   // OpenMP's parallel regions: a partitioned loop in one would run once per
   // thread of the team.
