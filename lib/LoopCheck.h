@@ -4,13 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Private to LoopChecker.cpp, SharingChecks.cpp, DependenceChecks.cpp,
-// SectionChecks.cpp, WalkReaders.cpp and OutCover.cpp: the one walk of a
-// loop's body (LoopCheck) and what it records, which the DOALL checks
-// (LoopChecker.cpp, and SharingChecks.cpp and DependenceChecks.cpp for what
-// iterations share), the data-section checks (SectionChecks.cpp) and the
-// proof that out sections are written whole (OutCover.cpp) read, through
-// the readers in WalkReaders.cpp, and the small AST helpers they share.
+// Private to LoopChecker.cpp, SharingChecks.cpp, PrivateChecks.cpp,
+// DependenceChecks.cpp, SectionChecks.cpp, WalkReaders.cpp and OutCover.cpp:
+// the one walk of a loop's body (LoopCheck) and what it records, which the
+// DOALL checks (LoopChecker.cpp, and SharingChecks.cpp, PrivateChecks.cpp and
+// DependenceChecks.cpp for what iterations share), the data-section checks
+// (SectionChecks.cpp) and the proof that out sections are written whole
+// (OutCover.cpp) read, through the readers in WalkReaders.cpp, and the small
+// AST helpers they share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -301,6 +302,14 @@ private:
   void reportDependences();
   std::optional<StringRef> reductionShape(const Expr *Target,
                                           const VarDecl *VD) const;
+  // What a private variable holds (PrivateChecks.cpp): read before it is
+  // written in an iteration.
+  enum class VarUse { Read, Write, Escape, Ignore };
+  VarUse useOf(const DeclRefExpr *DRE,
+               llvm::SmallVectorImpl<const FieldDecl *> &Path) const;
+  const DeclRefExpr *useInLambda(const LambdaExpr *Lambda,
+                                 const DeclRefExpr *Capture) const;
+  void checkPrivateReads(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
   /// What may differ from one iteration to the next (findIterationValues).
   struct IterationValues;
   void

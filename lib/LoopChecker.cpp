@@ -605,26 +605,8 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   Ok &= checkSharedWrites(Writable);
   Ok &= checkArrayRaces(Private);
 
-  // A private variable read before it is written; an array, its elements.
-  for (const VarDecl *VD : Private) {
-    if (VD->getType()->isArrayType()) {
-      auto First = llvm::find_if(
-          Subscripts, [&](const Subscript &S) { return S.Root == VD; });
-      if (First != Subscripts.end() && (!First->IsWrite || First->AlsoReads))
-        report(Diags, First->At->getExprLoc(), Level::Warning,
-               "private array '%0' may be read before it is written in an "
-               "iteration")
-            << VD->getName();
-      continue;
-    }
-    auto First =
-        llvm::find_if(Accesses, [&](const Access &A) { return A.Var == VD; });
-    if (First != Accesses.end() && First->Reads)
-      report(Diags, First->At->getExprLoc(), Level::Warning,
-             "private variable '%0' may be read before it is written in an "
-             "iteration")
-          << VD->getName();
-  }
+  // A private variable read before it is written in an iteration.
+  checkPrivateReads(Private);
   reportDependences();
   if (!Ok)
     return false;
