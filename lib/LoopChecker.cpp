@@ -161,6 +161,10 @@ bool LoopCheck::checkHeader(CanonicalLoop &Loop) {
         << (WantsUp ? "positive" : "negative");
     return false;
   }
+  Lower = Loop.Lower;
+  Increasing = WantsUp     ? std::optional(true)
+               : WantsDown ? std::optional(false)
+                           : StepUp;
   return true;
 }
 
@@ -599,14 +603,17 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   // private, to an outside array at elements of the iteration's own.
   // A reduction variable may be written (the clause names it, valid or
   // not: an error at the clause is enough).
+  PrivateVars.insert(Private.begin(), Private.end());
   llvm::SmallSetVector<const VarDecl *, 4> Writable = Private;
   for (const VarDecl *VD : Reduced)
     Writable.insert(VD);
   Ok &= checkSharedWrites(Writable);
   Ok &= checkArrayRaces(Private);
 
-  // A private variable read before it is written in an iteration.
+  // What the private variables hold: read before they are written in an
+  // iteration, read after the loop.
   checkPrivateReads(Private);
+  checkPrivatesAfterLoop(Private);
   reportDependences();
   if (!Ok)
     return false;

@@ -4,18 +4,28 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The check of LoopCheck (LoopCheck.h) on the variables each iteration has
-// a copy of (spec/pragma.md, "Variables"): the copy holds nothing of the
-// iteration when it starts (it is the chunk's, and holds what the chunk's
-// previous iteration left: a value that depends on the split). A private
-// variable read where some path from the iteration's start has not
-// assigned it is a warning, once per variable: a forward must-be-assigned
-// dataflow over the CFG of the loop (Clang's), each iteration starting
-// with nothing assigned. A struct counts member by member (`d.x = 1;`
-// assigns d.x, reading d.x then is fine, reading d is not); taking an
-// address, or binding a non-const reference, counts as assigning, as in
-// Clang's -Wuninitialized. A private array keeps the rule by subscripts in
-// the order of the source: its first use an element's read.
+// The checks of LoopCheck (LoopCheck.h) on the variables each iteration has
+// a copy of (spec/pragma.md, "Variables"): the copy holds nothing when an
+// iteration starts (it is the chunk's, and holds what the chunk's previous
+// iteration left: a value that depends on the split), and is lost when the
+// loop ends, where the variable keeps its value from before the loop.
+//
+//  - A private variable read where some path from the iteration's start
+//    has not assigned it (a warning, once per variable): a forward
+//    must-be-assigned dataflow over the CFG of the loop (Clang's), each
+//    iteration starting with nothing assigned. A struct counts member by
+//    member (`d.x = 1;` assigns d.x, reading d.x then is fine, reading d
+//    is not); taking an address, or binding a non-const reference, counts
+//    as assigning, as in Clang's -Wuninitialized. A private array keeps
+//    the rule by subscripts in the order of the source: its first use an
+//    element's read.
+//  - A private variable of the clause that the body writes and the code
+//    after the loop reads before it writes it (a warning): that code sees
+//    the value from before the loop, not the serial loop's; with a flag's
+//    shape (SharingChecks.cpp, finalValueReduction) a reduction gives it.
+//    readAfterLoop, a search of the function's CFG from the loop's exit,
+//    also tells SharingChecks.cpp not to suggest `private` for a shared
+//    scalar the code after the loop reads.
 //
 // Why not Clang's own uninitialized-values analysis
 // (runUninitializedVariablesAnalysis) over the loop's CFG: it would start
@@ -460,6 +470,140 @@ void LoopCheck::checkPrivateReads(
   });
   for (auto [VD, At] : Sorted)
     Warn(VD, At);
+}
+
+/// Whether the code after the loop may read VD before it writes it: a
+/// search of the CFG of the function (or of the lambda or block the loop
+/// is in) from the loop's exit, which never enters the loop's body again
+/// (its private copies are the iteration's). Maybe where fpm cannot follow
+/// VD: not a local, a reference, its address taken, a reference bound to it
+/// or a lambda using it anywhere in the function, no CFG.
+LoopCheck::ReadAfter LoopCheck::readAfterLoop(const VarDecl *VD) const {
+  ReadAfter Result;
+  if (!VD->hasLocalStorage() || VD->getType()->isReferenceType() ||
+      !Fn.getBody())
+    return Result;
+  // Nothing in the function may reach VD but by its name.
+  llvm::SmallVector<const Stmt *, 64> Uses{Fn.getBody()};
+  while (!Uses.empty()) {
+    const Stmt *S = Uses.pop_back_val();
+    if (!S)
+      continue;
+    llvm::append_range(Uses, S->children());
+    const auto *DRE = dyn_cast<DeclRefExpr>(S);
+    FieldPath Path;
+    if (DRE && DRE->getDecl() == VD &&
+        (DRE->refersToEnclosingVariableOrCapture() ||
+         isa_and_nonnull<LambdaExpr>(parentOf(DRE)) ||
+         useOf(DRE, Path) == VarUse::Escape))
+      return Result;
+  }
+  const Stmt *Root = Fn.getBody();
+  const Decl *D = &Fn;
+  for (const Stmt *P = parentOf(&For); P; P = parentOf(P)) {
+    if (const auto *Lambda = dyn_cast<LambdaExpr>(P)) {
+      Root = Lambda->getBody();
+      D = Lambda->getCallOperator();
+      break;
+    }
+    if (const auto *Block = dyn_cast<BlockExpr>(P)) {
+      Root = Block->getBody();
+      D = Block->getBlockDecl();
+      break;
+    }
+  }
+  std::unique_ptr<CFG> Cfg = buildCfg(D, Root, Ctx);
+  if (!Cfg)
+    return Result;
+  auto Loop = llvm::find_if(*Cfg, [&](const CFGBlock *B) {
+    return B->getTerminatorStmt() == &For && B->succ_size() == 2;
+  });
+  if (Loop == Cfg->end())
+    return Result;
+  llvm::BitVector Seen(Cfg->getNumBlockIDs());
+  llvm::SmallVector<const CFGBlock *, 16> Work;
+  auto Push = [&](const CFGBlock *B) {
+    if (B && !Seen.test(B->getBlockID())) {
+      Seen.set(B->getBlockID());
+      Work.push_back(B);
+    }
+  };
+  Push(*((*Loop)->succ_begin() + 1));
+  while (!Work.empty()) {
+    const CFGBlock *B = Work.pop_back_val();
+    bool Assigned = false;
+    for (const CFGElement &E : *B) {
+      std::optional<CFGStmt> CS = E.getAs<CFGStmt>();
+      if (!CS)
+        continue;
+      const Stmt *S = CS->getStmt();
+      if (const auto *DS = dyn_cast<DeclStmt>(S);
+          DS && llvm::is_contained(DS->decls(), VD)) {
+        Assigned = true;
+        break;
+      }
+      const auto *DRE = dyn_cast<DeclRefExpr>(S);
+      if (!DRE || DRE->getDecl() != VD)
+        continue;
+      FieldPath Path;
+      VarUse U = useOf(DRE, Path);
+      if (U == VarUse::Read)
+        return {ReadAfter::Yes, DRE};
+      if (U != VarUse::Ignore && Path.empty()) {
+        Assigned = true;
+        break;
+      }
+    }
+    if (Assigned)
+      continue;
+    if (B->getTerminatorStmt() == &For) {
+      Push(*(B->succ_begin() + 1));
+      continue;
+    }
+    for (const CFGBlock *Succ : B->succs())
+      Push(Succ);
+  }
+  Result.Kind = ReadAfter::No;
+  return Result;
+}
+
+/// A variable of the private clause that the body writes and the code after
+/// the loop reads before it writes it: that code reads the value from
+/// before the loop.
+void LoopCheck::checkPrivatesAfterLoop(
+    const llvm::SmallSetVector<const VarDecl *, 4> &Priv) {
+  for (const VarDecl *VD : Priv) {
+    if (VD->getType()->isArrayType() ||
+        llvm::none_of(Pragma.Private, [&](const PrivateName &N) {
+          return N.Name == VD->getName();
+        }))
+      continue;
+    auto Write = llvm::find_if(
+        Accesses, [&](const Access &A) { return A.Var == VD && A.Writes; });
+    if (Write == Accesses.end())
+      continue;
+    ReadAfter After = readAfterLoop(VD);
+    if (After.Kind != ReadAfter::Yes)
+      continue;
+    std::optional<FinalReduction> R = finalValueReduction(VD);
+    std::string Fix =
+        R ? "list it in 'reduction(" + R->Op.str() + ": " +
+                VD->getName().str() +
+                ")' instead, which leaves in it what the serial loop leaves" +
+                (R->Condition.empty()
+                     ? ""
+                     : " if " + R->Condition + " before the loop")
+          : "fpm has no 'lastprivate': compute the value the code after the "
+            "loop needs there";
+    report(Diags, Write->At->getExprLoc(), Level::Warning,
+           "private variable '%0' is written in the partitioned loop and read "
+           "after it, where it still holds its value from before the loop "
+           "(each iteration writes a copy of its own); %1")
+        << VD->getName() << Fix;
+    report(Diags, After.At->getLocation(), Level::Note,
+           "'%0' is read after the loop here")
+        << VD->getName();
+  }
 }
 
 } // namespace fpm::detail
