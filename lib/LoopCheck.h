@@ -4,13 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Private to LoopChecker.cpp, SharingChecks.cpp, DependenceChecks.cpp,
-// SectionChecks.cpp, WalkReaders.cpp and OutCover.cpp: the one walk of a
-// loop's body (LoopCheck) and what it records, which the DOALL checks
-// (LoopChecker.cpp, and SharingChecks.cpp and DependenceChecks.cpp for what
-// iterations share), the data-section checks (SectionChecks.cpp) and the
-// proof that out sections are written whole (OutCover.cpp) read, through
-// the readers in WalkReaders.cpp, and the small AST helpers they share.
+// Private to LoopChecker.cpp, SharingChecks.cpp, PrivateChecks.cpp,
+// DependenceChecks.cpp, SectionChecks.cpp, WalkReaders.cpp and OutCover.cpp:
+// the one walk of a loop's body (LoopCheck) and what it records, which the
+// DOALL checks (LoopChecker.cpp, and SharingChecks.cpp, PrivateChecks.cpp and
+// DependenceChecks.cpp for what iterations share), the data-section checks
+// (SectionChecks.cpp) and the proof that out sections are written whole
+// (OutCover.cpp) read, through the readers in WalkReaders.cpp, and the small
+// AST helpers they share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -302,6 +303,38 @@ private:
   void reportDependences();
   std::optional<StringRef> reductionShape(const Expr *Target,
                                           const VarDecl *VD) const;
+  /// A reduction that leaves in a variable the body writes but never reads
+  /// what the serial loop leaves (finalValueReduction).
+  struct FinalReduction {
+    StringRef Op;
+    /// What the body assigns: "1", "'i'".
+    std::string Assigned;
+    /// What must hold before the loop, "'found' is 0 or 1"; empty where
+    /// proven.
+    std::string Condition;
+  };
+  std::optional<FinalReduction> finalValueReduction(const VarDecl *VD) const;
+  std::optional<int64_t> valueBeforeLoop(const VarDecl *VD) const;
+  bool readsCarriedValue(const VarDecl *Except) const;
+  void reportSharedWrite(const VarDecl *VD, const Expr *At);
+
+  // What a private variable holds (PrivateChecks.cpp): read before it is
+  // written in an iteration, read after the loop.
+  enum class VarUse { Read, Write, Escape, Ignore };
+  VarUse useOf(const DeclRefExpr *DRE,
+               llvm::SmallVectorImpl<const FieldDecl *> &Path) const;
+  const DeclRefExpr *useInLambda(const LambdaExpr *Lambda,
+                                 const DeclRefExpr *Capture) const;
+  void checkPrivateReads(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  void
+  checkPrivatesAfterLoop(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  /// Whether the code after the loop may read VD before it writes it.
+  struct ReadAfter {
+    enum { No, Maybe, Yes } Kind = Maybe;
+    /// The read, for Yes.
+    const DeclRefExpr *At = nullptr;
+  };
+  ReadAfter readAfterLoop(const VarDecl *VD) const;
   /// What may differ from one iteration to the next (findIterationValues).
   struct IterationValues;
   void
@@ -438,6 +471,10 @@ private:
   const FunctionDecl &Fn;
   const ForStmt &For;
   const VarDecl *Var = nullptr;
+  /// The loop variable's first value, and whether the loop counts up (known
+  /// from the test, or from a step known at compile time).
+  const Expr *Lower = nullptr;
+  std::optional<bool> Increasing;
   bool Ok = true;
   /// Walk without reporting (checkOutCover: the loop was checked before).
   bool Quiet = false;
@@ -451,6 +488,8 @@ private:
   /// (checkLocalNames), in source order.
   llvm::SmallVector<const NamedDecl *, 4> LocalTypes;
   llvm::SmallVector<const GotoStmt *, 2> Gotos;
+  /// The private variables, once run() knows them.
+  llvm::SmallPtrSet<const VarDecl *, 4> PrivateVars;
   /// isInvariant's answers.
   llvm::DenseMap<const VarDecl *, bool> Invariant;
   /// parentOf's map: the function's body, built on first use, and the

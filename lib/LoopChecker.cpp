@@ -163,6 +163,10 @@ bool LoopCheck::checkHeader(CanonicalLoop &Loop) {
         << (WantsUp ? "positive" : "negative");
     return false;
   }
+  Lower = Loop.Lower;
+  Increasing = WantsUp     ? std::optional(true)
+               : WantsDown ? std::optional(false)
+                           : StepUp;
   return true;
 }
 
@@ -707,32 +711,17 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   // private, to an outside array at elements of the iteration's own.
   // A reduction variable may be written (the clause names it, valid or
   // not: an error at the clause is enough).
+  PrivateVars.insert(Private.begin(), Private.end());
   llvm::SmallSetVector<const VarDecl *, 4> Writable = Private;
   for (const VarDecl *VD : Reduced)
     Writable.insert(VD);
   Ok &= checkSharedWrites(Writable);
   Ok &= checkArrayRaces(Private);
 
-  // A private variable read before it is written; an array, its elements.
-  for (const VarDecl *VD : Private) {
-    if (VD->getType()->isArrayType()) {
-      auto First = llvm::find_if(
-          Subscripts, [&](const Subscript &S) { return S.Root == VD; });
-      if (First != Subscripts.end() && (!First->IsWrite || First->AlsoReads))
-        report(Diags, First->At->getExprLoc(), Level::Warning,
-               "private array '%0' may be read before it is written in an "
-               "iteration")
-            << VD->getName();
-      continue;
-    }
-    auto First =
-        llvm::find_if(Accesses, [&](const Access &A) { return A.Var == VD; });
-    if (First != Accesses.end() && First->Reads)
-      report(Diags, First->At->getExprLoc(), Level::Warning,
-             "private variable '%0' may be read before it is written in an "
-             "iteration")
-          << VD->getName();
-  }
+  // What the private variables hold: read before they are written in an
+  // iteration, read after the loop.
+  checkPrivateReads(Private);
+  checkPrivatesAfterLoop(Private);
   reportDependences();
   if (!Ok)
     return false;

@@ -10,8 +10,9 @@
 // variable, no write to a shared scalar (a reduction's shape suggests
 // reduction(...)), no array written at the same elements by every
 // iteration unless private, no name in the private and data clauses that
-// means nothing at the loop; warns about likely loop-carried dependences
-// and private variables read before written, and, where it can
+// means nothing at the loop; warns about likely loop-carried dependences,
+// private variables read before written in an iteration or read after the
+// loop, and, where it can
 // prove them, about what an OpenCL device would miss of the data clauses: a
 // subscript outside its array's section, and an array declared only `out`
 // that the body reads before it writes it. What it learns (the loop's parts

@@ -10,7 +10,10 @@
 //  - a write to a scalar declared outside the loop that is not private
 //    (error); where the write has a reduction's shape (`s += x`,
 //    `s = fmax(s, x)`, `s = s < x ? x : s`), the error suggests
-//    `reduction(op: s)`, never `private`;
+//    `reduction(op: s)`, never `private`; where the body only assigns it a
+//    flag's constant or the loop variable, the reduction that leaves the
+//    serial loop's value; `private` only where the code after the loop does
+//    not read it;
 //  - a write to an array declared outside the loop at subscripts that use
 //    neither the loop variable nor a value computed from it in the
 //    iteration, unless the array is private (error: every iteration writes
@@ -195,6 +198,214 @@ std::optional<StringRef> LoopCheck::reductionShape(const Expr *Target,
   return StringRef(*Larger == 1 - S ? "max" : "min");
 }
 
+/// Whether S holds a label or a case a jump could reach.
+static bool hasLabel(const Stmt *S) {
+  if (!S)
+    return false;
+  if (isa<LabelStmt, SwitchCase>(S))
+    return true;
+  return llvm::any_of(S->children(), hasLabel);
+}
+
+static std::optional<int64_t> constantOf(const Expr *E, const ASTContext &Ctx) {
+  Expr::EvalResult R;
+  if (!E || E->isValueDependent() || !E->EvaluateAsInt(R, Ctx) ||
+      !R.Val.getInt().isRepresentableByInt64())
+    return std::nullopt;
+  return R.Val.getInt().getExtValue();
+}
+
+/// The value VD, an integer local of the function, holds when the loop
+/// starts, where the statements before the loop in its blocks show it: its
+/// initializer or the assignment of a constant, with nothing between there
+/// and the loop that may change it (no other use of it, no label a jump
+/// could reach, no loop around the partitioned one, nothing that takes its
+/// address in the function). nullopt where fpm cannot tell.
+std::optional<int64_t> LoopCheck::valueBeforeLoop(const VarDecl *VD) const {
+  QualType T = VD->getType();
+  if (isa<ParmVarDecl>(VD) || !VD->hasLocalStorage() || T->isDependentType() ||
+      !T->isIntegerType() || T->isReferenceType() || T.isVolatileQualified() ||
+      !Fn.getBody() || !onlyReadOrAssigned(Fn.getBody(), VD))
+    return std::nullopt;
+  const Stmt *Cur = &For;
+  for (const Stmt *P = parentOf(Cur); P; Cur = P, P = parentOf(P)) {
+    if (const auto *If = dyn_cast<IfStmt>(P)) {
+      if (mentions(If->getInit(), VD) ||
+          mentions(If->getConditionVariableDeclStmt(), VD) ||
+          mentions(If->getCond(), VD))
+        return std::nullopt;
+      continue;
+    }
+    const auto *CS = dyn_cast<CompoundStmt>(P);
+    if (!CS)
+      return std::nullopt;
+    auto Before = llvm::reverse(
+        llvm::make_range(CS->body_begin(), llvm::find(CS->body(), Cur)));
+    for (const Stmt *S : Before) {
+      if (const auto *DS = dyn_cast<DeclStmt>(S);
+          DS && llvm::is_contained(DS->decls(), VD))
+        return constantOf(VD->getInit(), Ctx);
+      if (auto Bin = asBinary(dyn_cast<Expr>(S));
+          Bin && Bin->Op == BO_Assign && referencedVar(Bin->LHS) == VD &&
+          !mentions(Bin->RHS, VD))
+        return constantOf(Bin->RHS, Ctx);
+      if (mentions(S, VD) || hasLabel(S))
+        return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Whether the body reads a variable declared outside the loop that it
+/// also writes, other than Except and the private ones, elsewhere than in
+/// an update of a reduction's shape (`if (a[i] > best) ...`, with best
+/// written in the body): an iteration's condition may then depend on what
+/// other iterations did.
+bool LoopCheck::readsCarriedValue(const VarDecl *Except) const {
+  return llvm::any_of(Accesses, [&](const Access &A) {
+    if (!A.Reads || A.Writes || A.Var == Except || A.Var == Var ||
+        !isOutsideLoop(A.Var) || PrivateVars.count(A.Var))
+      return false;
+    return llvm::any_of(Accesses, [&](const Access &W) {
+      if (W.Var != A.Var || !W.Writes)
+        return false;
+      // `s = s + x`: the read is the update's own.
+      const Stmt *Update = parentOf(W.At);
+      while (isa_and_nonnull<ParenExpr>(Update))
+        Update = parentOf(Update);
+      return !Update || !reductionShape(W.At, W.Var) ||
+             !isInside(A.At->getExprLoc(), Update->getSourceRange());
+    });
+  });
+}
+
+/// For VD, a scalar the body writes and never reads, a reduction that
+/// leaves in it what the serial loop leaves: where every write assigns one
+/// constant c (a flag, `if (a[i] > t) found = 1;`), `||` (c = 1) or `&&`
+/// (c = 0) if VD is 0 or 1 before the loop, `max` if it is at most c, `min`
+/// if at least; where every write assigns the loop variable (`if (a[i] > t)
+/// last = i;`: the last such iteration's), `max` in a loop that counts up
+/// and `min` in one that counts down, if VD starts at most (at least) at
+/// the loop's first value. The condition on the value before the loop is
+/// in the result unless valueBeforeLoop proves it. Only where no condition
+/// may depend on other iterations (readsCarriedValue): `if (a[i] > best) {
+/// best = a[i]; where = i; }` is no reduction of where. nullopt for any
+/// other write.
+std::optional<LoopCheck::FinalReduction>
+LoopCheck::finalValueReduction(const VarDecl *VD) const {
+  QualType T = VD->getType().getNonReferenceType();
+  // (The loop's header may not read it: a bound written in the body is an
+  // error of its own.)
+  if (T->isDependentType() || !scalarTypeEnumerator(Ctx, T) ||
+      T.isVolatileQualified() || mentions(For.getInit(), VD) ||
+      mentions(For.getCond(), VD) || mentions(For.getInc(), VD))
+    return std::nullopt;
+  llvm::SmallVector<const Expr *, 4> Values;
+  for (const Access &A : Accesses) {
+    if (A.Var != VD)
+      continue;
+    if (A.Reads || !A.Writes)
+      return std::nullopt;
+    const Stmt *P = parentOf(A.At);
+    while (isa_and_nonnull<ParenExpr>(P))
+      P = parentOf(P);
+    const auto *BO = dyn_cast_or_null<BinaryOperator>(P);
+    if (!BO || BO->getOpcode() != BO_Assign ||
+        BO->getLHS()->IgnoreParens() != A.At)
+      return std::nullopt;
+    Values.push_back(BO->getRHS());
+  }
+  if (Values.empty() || readsCarriedValue(VD))
+    return std::nullopt;
+  std::string Name = VD->getName().str();
+  std::optional<int64_t> Before = valueBeforeLoop(VD);
+
+  // A constant, the same in every write (converted to VD's type).
+  std::optional<int64_t> C = constantOf(Values[0], Ctx);
+  if (C && llvm::all_of(Values, [&](const Expr *E) {
+        return constantOf(E, Ctx) == C;
+      })) {
+    FinalReduction R;
+    if (T->isBooleanType() && Ctx.getLangOpts().Bool)
+      R.Assigned = *C ? "true" : "false";
+    else
+      R.Assigned = std::to_string(*C);
+    bool Flag = *C == 0 || *C == 1;
+    if (T->isBooleanType() ||
+        (Flag && (!Before || *Before == 0 || *Before == 1))) {
+      R.Op = *C ? "||" : "&&";
+      if (!T->isBooleanType() && !Before)
+        R.Condition = "'" + Name + "' is 0 or 1";
+      return R;
+    }
+    R.Op = !Before || *Before <= *C ? "max" : "min";
+    if (!Before)
+      R.Condition = "'" + Name + "' is at most " + R.Assigned;
+    return R;
+  }
+
+  // The loop variable, in a type that holds all its values.
+  QualType VarT = Var->getType();
+  if (!Increasing || !T->isIntegerType() || T->isBooleanType() ||
+      VarT->isDependentType() ||
+      Ctx.getIntWidth(T) <
+          Ctx.getIntWidth(VarT) +
+              (VarT->isUnsignedIntegerType() && T->isSignedIntegerType()) ||
+      (VarT->isSignedIntegerType() && T->isUnsignedIntegerType()) ||
+      !llvm::all_of(Values,
+                    [&](const Expr *E) { return referencedVar(E) == Var; }))
+    return std::nullopt;
+  FinalReduction R;
+  R.Op = *Increasing ? "max" : "min";
+  R.Assigned = "'" + Var->getName().str() + "'";
+  std::optional<int64_t> First = constantOf(Lower, Ctx);
+  if (!Before || !First || (*Increasing ? *Before > *First : *Before < *First))
+    R.Condition = "'" + Name + "' is at " + (*Increasing ? "most" : "least") +
+                  " the first value of " + R.Assigned;
+  return R;
+}
+
+/// The error for a write to VD, a scalar declared outside the loop that is
+/// neither private nor a reduction variable, that has no reduction's shape
+/// (At: its first write). It suggests what gives the serial loop's result:
+/// a reduction for a flag or the last iteration's loop variable; never
+/// `private` where the code after the loop reads VD (each iteration's copy
+/// is lost there).
+void LoopCheck::reportSharedWrite(const VarDecl *VD, const Expr *At) {
+  if (std::optional<FinalReduction> R = finalValueReduction(VD)) {
+    report(Diags, At->getExprLoc(), Level::Error,
+           "'%0' is declared outside the partitioned loop and set to %1 in "
+           "it: a race; list it in 'reduction(%2: %0)', which leaves in it "
+           "what the serial loop leaves%3")
+        << VD->getName() << R->Assigned << R->Op
+        << (R->Condition.empty() ? ""
+                                 : " if " + R->Condition + " before the loop");
+    return;
+  }
+  ReadAfter After = readAfterLoop(VD);
+  if (After.Kind == ReadAfter::Yes) {
+    report(Diags, At->getExprLoc(), Level::Error,
+           "'%0' is declared outside the partitioned loop, written in it and "
+           "read after it: a race; after the serial loop it holds its last "
+           "write, which a partitioned loop does not define, and a private "
+           "copy is lost (fpm has no 'lastprivate'); compute that value "
+           "after the loop")
+        << VD->getName();
+    report(Diags, After.At->getLocation(), Level::Note,
+           "'%0' is read after the loop here")
+        << VD->getName();
+    return;
+  }
+  report(Diags, At->getExprLoc(), Level::Error,
+         "'%0' is declared outside the partitioned loop and written in it: a "
+         "loop-carried dependence or a race (list it in 'private(...)' if "
+         "each iteration assigns it before reading it%1)")
+      << VD->getName()
+      << (After.Kind == ReadAfter::Maybe ? " and nothing reads it after the "
+                                           "loop"
+                                         : "");
+}
+
 /// Writes to scalars declared outside the loop: never to the loop variable,
 /// to another only if it is private.
 bool LoopCheck::checkSharedWrites(
@@ -243,11 +454,7 @@ bool LoopCheck::checkSharedWrites(
       }
     }
     if (AssignedFirst || !Update) {
-      report(Diags, A.At->getExprLoc(), Level::Error,
-             "'%0' is declared outside the partitioned loop and written in "
-             "it: a loop-carried dependence or a race (list it in "
-             "'private(...)' if each iteration assigns it before reading it)")
-          << A.Var->getName();
+      reportSharedWrite(A.Var, A.At);
       continue;
     }
     if (OneOp)
