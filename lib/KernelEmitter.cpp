@@ -32,6 +32,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 
 using namespace clang;
@@ -201,9 +202,12 @@ private:
   std::vector<KernelParam> ExtentParams;
   llvm::SmallVector<std::string, 2> ExtentDecls;
   /// Helper functions: the text of each emitted, in the order OpenCL needs
-  /// (callees first), and the ones being printed (recursion).
+  /// (callees first), the name of each function with the address spaces of
+  /// its pointer parameters, and the ones being printed (recursion).
   std::string Helpers;
-  llvm::StringSet<> HelpersDone;
+  std::map<std::pair<const FunctionDecl *, std::string>, std::string>
+      HelperNames;
+  llvm::StringSet<> HelperNamesTaken;
   llvm::SmallVector<const FunctionDecl *, 4> HelpersInProgress;
   /// std::min and std::max, as small functions per type.
   std::vector<std::string> Prelude;
@@ -486,22 +490,20 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
   SourceLocation Loc = Call->getExprLoc();
   if (!FD)
     refuse(Loc, "it calls a function through a pointer");
+  if (!FD->getDeclName().isIdentifier())
+    refuse(Loc, "it calls the C++ operator '" + FD->getNameAsString() + "'");
   std::string Name = FD->getNameAsString();
-  auto PrintArgs = [&](bool Convert) {
+  // Prints the arguments, each converted to the type ParamType(I) gives
+  // (none: as written) where Clang converts it: OpenCL C's overloads and
+  // conversions are not C's and C++'s.
+  auto PrintArgs = [&](llvm::function_ref<QualType(unsigned)> ParamType) {
     OS << "(";
     for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
       if (I > 0)
         OS << ", ";
       const Expr *Arg = Call->getArg(I);
-      // The type the C function takes: the result's for the floating-point
-      // ones (all of whose arguments have it; C++'s std::pow(double, int)
-      // computes in double too), the parameter's for the integer ones.
-      QualType Param =
-          Call->getType()->isRealFloatingType() ? Call->getType()
-          : I < FD->getNumParams()
-              ? FD->getParamDecl(I)->getType().getNonReferenceType()
-              : QualType();
-      if (Convert && !Param.isNull() &&
+      QualType Param = ParamType(I);
+      if (!Param.isNull() && Param->isArithmeticType() &&
           !Ctx.hasSameUnqualifiedType(
               Arg->IgnoreParenImpCasts()->getType().getNonReferenceType(),
               Param)) {
@@ -513,6 +515,15 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
       }
     }
     OS << ")";
+  };
+  // The type a C math function takes: the result's for the floating-point
+  // ones (all of whose arguments have it; C++'s std::pow(double, int)
+  // computes in double too), the parameter's for the integer ones.
+  auto CParamType = [&](unsigned I) {
+    return Call->getType()->isRealFloatingType() ? Call->getType()
+           : I < FD->getNumParams()
+               ? FD->getParamDecl(I)->getType().getNonReferenceType()
+               : QualType();
   };
 
   const FunctionDecl *Def = nullptr;
@@ -538,15 +549,28 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
       Spaces.push_back(*S);
       Signature += *S == Space::Global ? "g" : "p";
     }
-    std::string Emitted = kernelName(Def);
-    if (Signature.find('p') != std::string::npos)
-      Emitted += "_" + Signature;
     if (llvm::is_contained(HelpersInProgress, Def))
       refuse(Loc, "'" + Name + "' is recursive, and OpenCL C has no recursion");
-    if (!HelpersDone.contains(Emitted))
+    // Each function (an overload, a template's instantiation, one of a
+    // namespace) and address spaces of its pointers has a name of its own,
+    // in the `fpm_f_` names no name of the user's or OpenCL C's meets.
+    auto [It, New] = HelperNames.try_emplace({Def, Signature});
+    if (New) {
+      std::string Base = "fpm_f_" + Name;
+      if (Signature.find('p') != std::string::npos)
+        Base += "_" + Signature;
+      std::string Emitted = Base;
+      for (unsigned K = 2; !HelperNamesTaken.insert(Emitted).second; ++K)
+        Emitted = Base + "_" + std::to_string(K);
+      It->second = Emitted;
       printFunction(Def, Spaces, Emitted);
-    OS << Emitted;
-    PrintArgs(false);
+    }
+    OS << It->second;
+    PrintArgs([&](unsigned I) {
+      return I < Def->getNumParams() && Def->hasPrototype()
+                 ? Def->getParamDecl(I)->getType()
+                 : QualType();
+    });
     return;
   }
   StringRef Base = Name;
@@ -556,7 +580,7 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
     if (It->second.CastResult)
       OS << "(" << type(Call->getType(), Loc) << ")";
     OS << It->second.OpenCl;
-    PrintArgs(true);
+    PrintArgs(CParamType);
     return;
   }
   if ((Base == "min" || Base == "max") && FD->isInStdNamespace() &&
@@ -571,7 +595,7 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
     if (!llvm::is_contained(Prelude, Definition))
       Prelude.push_back(Definition);
     OS << Fn;
-    PrintArgs(true);
+    PrintArgs(CParamType);
     return;
   }
   refuse(Loc, "it calls '" + Name + "', which has no body fpm can compile " +
@@ -920,6 +944,12 @@ void KernelPrinter::printFunction(const FunctionDecl *FD,
   llvm::raw_string_ostream OS(Text);
   SourceLocation Loc = FD->getLocation();
   QualType Result = FD->getReturnType();
+  // Which function of the user's it is, where its name does not say.
+  std::string Qualified;
+  llvm::raw_string_ostream QOS(Qualified);
+  FD->getNameForDiagnostic(QOS, Policy, /*Qualified=*/true);
+  if (Qualified != FD->getName())
+    OS << "/* " << llvm::join(llvm::split(Qualified, "*/"), "* /") << " */\n";
   OS << "static " << (Result->isVoidType() ? "void" : type(Result, Loc)) << " "
      << Name << "(";
   unsigned PointerIndex = 0;
@@ -949,7 +979,6 @@ void KernelPrinter::printFunction(const FunctionDecl *FD,
   printStmt(FD->getBody(), 0, OS);
   OS << "\n";
   HelpersInProgress.pop_back();
-  HelpersDone.insert(Name);
   Helpers += Text;
   Current = std::move(Saved);
   LoopDepth = SavedDepth;

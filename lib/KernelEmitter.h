@@ -13,9 +13,12 @@
 // (`int64_t` becomes `long`), arrays of several dimensions flat with their
 // subscripts linearized (extents that are not constants become kernel
 // parameters), math functions called with the argument types the C
-// prototypes convert to (OpenCL's are overloaded), and static functions the
-// body calls emitted before the kernel, transitively. Work-item
-// get_global_id(0) is logical iteration k, as for hand-written kernels.
+// prototypes convert to (OpenCL's are overloaded), and the functions the
+// body calls emitted before the kernel, transitively, each under a name of
+// its own (`fpm_f_...`: an overload, a template's instantiation or a
+// function named as an OpenCL built-in is no other function there).
+// Work-item get_global_id(0) is logical iteration k, as for hand-written
+// kernels.
 //
 //===----------------------------------------------------------------------===//
 

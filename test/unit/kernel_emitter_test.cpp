@@ -153,6 +153,14 @@ bool contains(const std::string &Text, const std::string &Part) {
   return Text.find(Part) != std::string::npos;
 }
 
+size_t count(const std::string &Text, const std::string &Part) {
+  size_t N = 0;
+  for (size_t At = Text.find(Part); At != std::string::npos;
+       At = Text.find(Part, At + Part.size()))
+    ++N;
+  return N;
+}
+
 TEST(KernelEmitterTest, RowsOfAMatrixProduct) {
   Outcome Out = emit(R"(
     void f(int n, const float *A, const float *B, float *C) {
@@ -262,11 +270,11 @@ TEST(KernelEmitterTest, HelpersComeFirstWithTheirArgumentsAddressSpaces) {
     })",
                      {{"A", 0, false}, {"out", 1, true}});
   ASSERT_EQ(Out.Refusal, "");
-  size_t Sq = Out.Source.find("static double sq(double v)");
-  size_t Global =
-      Out.Source.find("static double sum(__global const double *row, int n)");
+  size_t Sq = Out.Source.find("static double fpm_f_sq(double v)");
+  size_t Global = Out.Source.find(
+      "static double fpm_f_sum(__global const double *row, int n)");
   size_t Private =
-      Out.Source.find("static double sum_p(const double *row, int n)");
+      Out.Source.find("static double fpm_f_sum_p(const double *row, int n)");
   size_t Kernel = Out.Source.find("__kernel");
   ASSERT_NE(Sq, std::string::npos) << Out.Source;
   ASSERT_NE(Global, std::string::npos) << Out.Source;
@@ -274,7 +282,8 @@ TEST(KernelEmitterTest, HelpersComeFirstWithTheirArgumentsAddressSpaces) {
   EXPECT_LT(Sq, Global);
   EXPECT_LT(Global, Kernel);
   EXPECT_LT(Private, Kernel);
-  EXPECT_TRUE(contains(Out.Source, "sum(&A[i * n], n) + sum_p(local_, 4)"))
+  EXPECT_TRUE(
+      contains(Out.Source, "fpm_f_sum(&A[i * n], n) + fpm_f_sum_p(local_, 4)"))
       << Out.Source;
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
@@ -321,6 +330,68 @@ TEST(KernelEmitterTest, ReservedNamesAreRenamed) {
       << Out.Source;
   EXPECT_TRUE(contains(Out.Source, "float half_ = global_[i] / 2;"))
       << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, HelpersOfOneNameGetNamesOfTheirOwn) {
+  // Overloads, a template's instantiations, functions of one name in two
+  // namespaces: each emitted once, each call to its own.
+  Outcome Out = emit(R"(
+    float lerp(float a, float b, float t) { return a + t * (b - a); }
+    double lerp(double a, double b, double t) { return a + t * (b - a) + 1; }
+    template <class T> T sq(T x) { return x * x + sizeof(T); }
+    namespace a { double f(double x) { return x + 1; } }
+    namespace b { double f(double x) { return a::f(x) * 3; } }
+    void f(int n, const double *x, double *y, float *z) {
+      for (int i = 0; i < n; ++i) {
+        y[i] = lerp(x[i], 2.0, 0.5) + sq(x[i]) + a::f(x[i]) + b::f(x[i]);
+        z[i] = lerp((float)x[i], 2.0f, 0.5f) + sq((float)x[i]);
+      }
+    })",
+                     {{"x", 0, false}, {"y", 1, true}, {"z", 2, true}}, true);
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"static double fpm_f_lerp(double a, double b, double t)",
+        "static double fpm_f_sq(double x) {\n  return x * x + 8UL;",
+        "static double fpm_f_f(double x) {\n  return x + 1;",
+        "static double fpm_f_f_2(double x) {\n  return fpm_f_f(x) * 3;",
+        "static float fpm_f_lerp_2(float a, float b, float t)",
+        "static float fpm_f_sq_2(float x) {\n  return x * x + 4UL;",
+        "y[i] = fpm_f_lerp(x[i], 2.0, 0.5) + fpm_f_sq(x[i]) + fpm_f_f(x[i]) + "
+        "fpm_f_f_2(x[i]);",
+        "z[i] = fpm_f_lerp_2((float)(x[i]), 2.0f, 0.5f) + "
+        "fpm_f_sq_2((float)(x[i]));",
+        "/* b::f */\nstatic double fpm_f_f_2(", "/* sq<float> */\n"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  // Each once: six functions.
+  EXPECT_EQ(count(Out.Source, "static "), 6u) << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, HelpersNamedAsBuiltinsAreRenamed) {
+  // A function named as an OpenCL C built-in must not be the built-in; its
+  // arguments are converted as C converts them (sign(x[i]) truncates).
+  Outcome Out = emit(R"(
+    static int sign(int v) { return v > 0 ? 7 : -7; }
+    static int max(int a, int b) { return a > b ? a + 1 : b - 1; }
+    static double clamp(double v, double lo, double hi) {
+      return v < lo ? lo : v > hi ? hi : v;
+    }
+    static double select(double a, double b, int c) { return c ? a : b; }
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i)
+        y[i] = sign(x[i]) + max(i, 3) + clamp(x[i], 0, 1) + select(1, 2, i);
+    })",
+                     {{"x", 0, false}, {"y", 1, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"static int fpm_f_sign(int v)", "static int fpm_f_max(int a, int b)",
+        "static double fpm_f_clamp(double v, double lo, double hi)",
+        "static double fpm_f_select(double a, double b, int c)",
+        "y[i] = fpm_f_sign((int)(x[i])) + fpm_f_max(i, 3) + "
+        "fpm_f_clamp(x[i], (double)(0), (double)(1)) + "
+        "fpm_f_select((double)(1), (double)(2), i);"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
 
