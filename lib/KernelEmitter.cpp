@@ -71,17 +71,86 @@ const llvm::StringMap<MathFunction> &mathFunctions() {
   return Map;
 }
 
-/// Words OpenCL C reserves that C and C++ programs may use as names.
-bool isReservedInOpenCl(StringRef Name) {
+/// Whether OpenCL C gives Name a meaning that a C or C++ program's name may
+/// not have in the kernel: a keyword or type, a built-in function (of OpenCL
+/// C 1.2 to 3.0 and the usual extensions; a whole family by its prefix), a
+/// macro. A variable of that name would hide the built-in the kernel calls
+/// (`barrier`, `get_global_id`, `fabs`), a function of that name collide with
+/// it, a macro's name expand.
+bool isOpenClName(StringRef Name) {
   static const llvm::StringSet<> Words = {
-      "global",    "local",      "constant",   "private",   "kernel",
-      "__global",  "__local",    "__constant", "__private", "__kernel",
-      "read_only", "write_only", "read_write", "uniform",   "pipe",
-      "half",      "uchar",      "ushort",     "uint",      "ulong",
-      "quad",      "complex",    "imaginary",  "sampler_t", "event_t",
-      "image1d_t", "image2d_t",  "image3d_t",  "bool"};
-  if (Words.contains(Name) || Name.starts_with("fpm_"))
+      // Keywords, types and typedefs that C or C++ does not have.
+      "global", "local", "constant", "private", "kernel", "generic",
+      "read_only", "write_only", "read_write", "uniform", "pipe", "half",
+      "quad", "complex", "imaginary", "bool", "true", "false", "restrict",
+      "inline", "asm", "typeof", "vec_step", "uchar", "ushort", "uint", "ulong",
+      "size_t", "ptrdiff_t", "intptr_t", "uintptr_t", "sampler_t", "event_t",
+      "queue_t", "clk_event_t", "ndrange_t", "reserve_id_t", "image1d_t",
+      "image1d_array_t", "image1d_buffer_t", "image2d_t", "image2d_array_t",
+      "image2d_depth_t", "image2d_array_depth_t", "image2d_msaa_t",
+      "image2d_array_msaa_t", "image2d_msaa_depth_t",
+      "image2d_array_msaa_depth_t", "image3d_t", "memory_order", "memory_scope",
+      "kernel_enqueue_flags_t", "clk_profiling_info",
+      // Math, integer, common, geometric and relational functions.
+      "acos", "acosh", "acospi", "asin", "asinh", "asinpi", "atan", "atan2",
+      "atanh", "atanpi", "atan2pi", "cbrt", "ceil", "copysign", "cos", "cosh",
+      "cospi", "erfc", "erf", "exp", "exp2", "exp10", "expm1", "fabs", "fdim",
+      "floor", "fma", "fmax", "fmin", "fmod", "fract", "frexp", "hypot",
+      "ilogb", "ldexp", "lgamma", "lgamma_r", "log", "log2", "log10", "log1p",
+      "logb", "mad", "maxmag", "minmag", "modf", "nan", "nextafter", "pow",
+      "pown", "powr", "remainder", "remquo", "rint", "rootn", "round", "rsqrt",
+      "sin", "sincos", "sinh", "sinpi", "sqrt", "tan", "tanh", "tanpi",
+      "tgamma", "trunc", "abs", "abs_diff", "add_sat", "hadd", "rhadd", "clamp",
+      "clz", "ctz", "mad_hi", "mad_sat", "max", "min", "mul_hi", "rotate",
+      "sub_sat", "upsample", "popcount", "mad24", "mul24", "bit_reverse",
+      "bitfield_extract_signed", "bitfield_extract_unsigned", "bitfield_insert",
+      "degrees", "mix", "radians", "step", "smoothstep", "sign", "cross", "dot",
+      "distance", "length", "normalize", "fast_distance", "fast_length",
+      "fast_normalize", "isequal", "isnotequal", "isgreater", "isgreaterequal",
+      "isless", "islessequal", "islessgreater", "isfinite", "isinf", "isnan",
+      "isnormal", "isordered", "isunordered", "signbit", "any", "all",
+      "bitselect", "select",
+      // Synchronization, fences, address spaces, copies, vectors, events,
+      // pipes, enqueueing, printf.
+      "barrier", "mem_fence", "read_mem_fence", "write_mem_fence", "to_global",
+      "to_local", "to_private", "get_fence", "async_work_group_copy",
+      "async_work_group_strided_copy", "wait_group_events", "prefetch",
+      "shuffle", "shuffle2", "printf", "read_pipe", "write_pipe",
+      "reserve_read_pipe", "reserve_write_pipe", "commit_read_pipe",
+      "commit_write_pipe", "is_valid_reserve_id", "enqueue_kernel",
+      "enqueue_marker", "retain_event", "release_event", "create_user_event",
+      "is_valid_event", "set_user_event_status", "capture_event_profiling_info",
+      "get_default_queue",
+      // Work-item functions.
+      "get_work_dim", "get_global_size", "get_global_id", "get_local_size",
+      "get_enqueued_local_size", "get_local_id", "get_num_groups",
+      "get_group_id", "get_global_offset", "get_global_linear_id",
+      "get_local_linear_id", "get_max_sub_group_size", "get_num_sub_groups",
+      "get_enqueued_num_sub_groups",
+      // Macros.
+      "CHAR_BIT", "CHAR_MAX", "CHAR_MIN", "SCHAR_MAX", "SCHAR_MIN", "UCHAR_MAX",
+      "SHRT_MAX", "SHRT_MIN", "USHRT_MAX", "INT_MAX", "INT_MIN", "UINT_MAX",
+      "LONG_MAX", "LONG_MIN", "ULONG_MAX", "MAXFLOAT", "HUGE_VAL", "HUGE_VALF",
+      "INFINITY", "NAN", "NULL", "FP_ILOGB0", "FP_ILOGBNAN", "MAX_WORK_DIM",
+      "ATOMIC_FLAG_INIT", "ATOMIC_VAR_INIT", "kernel_exec"};
+  if (Words.contains(Name))
     return true;
+  // Families: conversions, reinterpretations, atomics, vector loads and
+  // stores, images, work-group and sub-group functions, vendors'
+  // extensions, macros.
+  for (StringRef Prefix : {"convert_",      "as_",         "atomic_",
+                           "atom_",         "vload",       "vstore",
+                           "half_",         "native_",     "read_image",
+                           "write_image",   "get_image_",  "get_sub_group_",
+                           "get_kernel_",   "get_pipe_",   "work_group_",
+                           "sub_group_",    "ndrange_",    "memory_order_",
+                           "memory_scope_", "dot_acc_sat", "dot_4x8packed_",
+                           "intel_",        "amd_",        "arm_",
+                           "clock_read_",   "cl_",         "CL_",
+                           "CLK_",          "M_",          "FLT_",
+                           "DBL_",          "HALF_"})
+    if (Name.starts_with(Prefix))
+      return true;
   // Vector types: float4, uint16, ...
   for (StringRef Base : {"char", "uchar", "short", "ushort", "int", "uint",
                          "long", "ulong", "float", "double", "half", "bool"})
@@ -91,10 +160,29 @@ bool isReservedInOpenCl(StringRef Name) {
   return false;
 }
 
-/// The name a variable gets in the kernel.
+} // namespace
+
+/// The name a name of the user's gets in the kernel. Generated names start
+/// with `fpm_`, the implementation's with `__` or `_` and a capital: such a
+/// name gets a `u` before it (and so does every name that is one after
+/// `u`s, `ufpm_x` becoming `uufpm_x`). A name OpenCL C gives a meaning gets
+/// a `_` after it (and so does every such name followed by `_`s, `max_`
+/// becoming `max__`). Two names therefore never meet, nor meet a generated
+/// one or OpenCL C's.
+std::string kernelIdentifier(StringRef Name) {
+  StringRef Bare = Name.ltrim('u');
+  if (Bare.starts_with("fpm_") || Bare.starts_with("__") ||
+      (Bare.size() > 1 && Bare[0] == '_' && llvm::isUpper(Bare[1])))
+    return "u" + Name.str();
+  if (isOpenClName(Name.rtrim('_')))
+    return Name.str() + "_";
+  return Name.str();
+}
+
+namespace {
+
 std::string kernelName(const NamedDecl *D) {
-  std::string Name = D->getName().str();
-  return isReservedInOpenCl(Name) ? Name + "_" : Name;
+  return kernelIdentifier(D->getName());
 }
 
 /// An array's dimensions below the first: constant extents, or the variable
@@ -316,7 +404,7 @@ ArrayShape KernelPrinter::shapeOf(const VarDecl *Array, SourceLocation Loc) {
     } else if (isa<VariableArrayType>(AT)) {
       // The host measures the extent as the C outliner does.
       std::string Param =
-          "fpm_" + Array->getName().str() + "_d" + std::to_string(Dim);
+          "fpm_d" + std::to_string(Dim) + "_" + kernelName(Array);
       std::string Zeros;
       for (unsigned I = 0; I < Dim; ++I)
         Zeros += "[0]";
@@ -1008,7 +1096,7 @@ std::string KernelPrinter::reductionCode(std::string &Params,
                         "' is a long double, which OpenCL C does not have");
     std::string T = type(R.Type.getUnqualifiedType(), R.Loc);
     std::string Stored = T == "bool" ? "uchar" : T;
-    std::string Name = isReservedInOpenCl(R.Name) ? R.Name + "_" : R.Name;
+    std::string Name = kernelIdentifier(R.Name);
     std::string Group = "fpm_group_" + Name, Partial = "fpm_partial_" + Name;
     Params += ", __global " + Stored + " *" + Partial;
     static const llvm::StringMap<std::pair<const char *, const char *>> Limits =

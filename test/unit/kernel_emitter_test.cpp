@@ -20,6 +20,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -203,8 +204,8 @@ TEST(KernelEmitterTest, ArraysOfSeveralDimensionsAreFlat) {
   ASSERT_EQ(Out.Refusal, "");
   EXPECT_TRUE(contains(Out.Source, "cl_khr_fp64")) << Out.Source;
   EXPECT_TRUE(contains(Out.Source, "int j;")) << Out.Source;
-  EXPECT_TRUE(contains(Out.Source, "B[i * 8 + j] = A[i * fpm_A_d1 + j] * 2 + "
-                                   "A[i * fpm_A_d1 + 0];"));
+  EXPECT_TRUE(contains(Out.Source, "B[i * 8 + j] = A[i * fpm_d1_A + j] * 2 + "
+                                   "A[i * fpm_d1_A + 0];"));
   ASSERT_EQ(Out.Params.back().K, fpm::KernelParam::Kind::Extent);
   EXPECT_EQ(Out.Params.back().HostExpr, "(sizeof(A[0]) / sizeof(A[0][0]))");
   EXPECT_EQ(buildOnDevice(Out.Source), "");
@@ -333,6 +334,47 @@ TEST(KernelEmitterTest, ReservedNamesAreRenamed) {
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
 
+TEST(KernelEmitterTest, UserNamesMeetNoOpenClNameNorEachOther) {
+  // A name OpenCL C gives a meaning gets a `_`, and so does each such name
+  // already followed by `_`s; a generated name's (fpm_) or the
+  // implementation's (__x, _X) gets a `u`, and so does each such name
+  // already after `u`s.
+  EXPECT_EQ(fpm::kernelIdentifier("x"), "x");
+  EXPECT_EQ(fpm::kernelIdentifier("_x"), "_x");
+  EXPECT_EQ(fpm::kernelIdentifier("maximum"), "maximum");
+  EXPECT_EQ(fpm::kernelIdentifier("max"), "max_");
+  EXPECT_EQ(fpm::kernelIdentifier("max_"), "max__");
+  EXPECT_EQ(fpm::kernelIdentifier("get_global_id"), "get_global_id_");
+  EXPECT_EQ(fpm::kernelIdentifier("convert_int4_sat"), "convert_int4_sat_");
+  EXPECT_EQ(fpm::kernelIdentifier("float4"), "float4_");
+  EXPECT_EQ(fpm::kernelIdentifier("global"), "global_");
+  EXPECT_EQ(fpm::kernelIdentifier("INFINITY"), "INFINITY_");
+  EXPECT_EQ(fpm::kernelIdentifier("M_PI"), "M_PI_");
+  EXPECT_EQ(fpm::kernelIdentifier("fpm_l"), "ufpm_l");
+  EXPECT_EQ(fpm::kernelIdentifier("ufpm_l"), "uufpm_l");
+  EXPECT_EQ(fpm::kernelIdentifier("__FILE_"), "u__FILE_");
+  EXPECT_EQ(fpm::kernelIdentifier("_Max"), "u_Max");
+  EXPECT_EQ(fpm::kernelIdentifier("u"), "u");
+  EXPECT_EQ(fpm::kernelIdentifier("uint"), "uint_");
+  // No two names meet, and none is a built-in's or a generated one.
+  std::vector<std::string> Names;
+  for (const char *Base :
+       {"x", "max", "dot", "sign", "fpm_l", "fpm_f_sq", "__x", "_X", "_x", "u",
+        "uint", "int4", "as_int", "NAN", "barrier", "fpm", "size_t"})
+    for (const char *Before : {"", "u", "uu"})
+      for (const char *After : {"", "_", "__"})
+        Names.push_back(std::string(Before) + Base + After);
+  std::set<std::string> Seen;
+  for (const std::string &Name : Names) {
+    std::string Kernel = fpm::kernelIdentifier(Name);
+    EXPECT_TRUE(Seen.insert(Kernel).second) << Name << " -> " << Kernel;
+    EXPECT_FALSE(llvm::StringRef(Kernel).starts_with("fpm_")) << Name;
+    for (const char *Builtin : {"max", "dot", "sign", "barrier", "uint", "int4",
+                                "as_int", "NAN", "size_t", "__x"})
+      EXPECT_NE(Kernel, Builtin) << Name;
+  }
+}
+
 TEST(KernelEmitterTest, HelpersOfOneNameGetNamesOfTheirOwn) {
   // Overloads, a template's instantiations, functions of one name in two
   // namespaces: each emitted once, each call to its own.
@@ -392,6 +434,45 @@ TEST(KernelEmitterTest, HelpersNamedAsBuiltinsAreRenamed) {
         "fpm_f_clamp(x[i], (double)(0), (double)(1)) + "
         "fpm_f_select((double)(1), (double)(2), i);"})
     EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, VariablesNamedAsBuiltinsAreRenamed) {
+  // Names the kernel's own code calls (get_global_id, barrier, abs),
+  // OpenCL C's macros (INFINITY) and generated names (fpm_l): a scalar, a
+  // reduction variable, an array, locals, a helper's parameter.
+  Outcome Out = emit(R"(
+    #include <stdlib.h>
+    static double twice(double dot) { double length = dot * 2; return length; }
+    double f(int n, int get_global_id, const double *min, long *y) {
+      double barrier = 0;
+      for (int i = 0; i < n; ++i) {
+        double INFINITY = 0.5, fpm_l = 2;
+        int abs = i % 7;
+        y[i] = labs((long)min[i]) + abs;
+        barrier += twice(min[i]) + INFINITY + fpm_l + get_global_id;
+      }
+      return barrier;
+    })",
+                     {{"min", 0, false}, {"y", 1, true}}, false, {},
+                     {{"barrier", fpm::ReductionOp::Add}});
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"static double fpm_f_twice(double dot_) {\n"
+        "  double length_ = dot_ * 2;",
+        "const int get_global_id_, __global const double *min_, __global long "
+        "*y, __global double *fpm_partial_barrier_)",
+        "double barrier_ = 0; /* reduction(+: barrier) */",
+        "double INFINITY_ = 0.5; double ufpm_l = 2;", "int abs_ = i % 7;",
+        "y[i] = (long)abs((long)(min_[i])) + abs_;",
+        "barrier_ += fpm_f_twice(min_[i]) + INFINITY_ + ufpm_l + "
+        "get_global_id_;",
+        "barrier(CLK_LOCAL_MEM_FENCE);"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  ASSERT_EQ(Out.Params.size(), 6u);
+  EXPECT_EQ(Out.Params[2].HostExpr, "get_global_id");
+  EXPECT_EQ(Out.Params[3].HostExpr, "min");
+  EXPECT_EQ(Out.Params[5].HostExpr, "barrier");
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
 
@@ -496,8 +577,8 @@ TEST(KernelEmitterTest, EachOperatorStartsFromItsIdentity) {
         "float prod = 1;",
         "long mask = (long)~0;",
         "short sh = SHRT_MIN;",
-        "bool all = 1;",
-        "uchar any = 0;",
+        "bool all_ = 1;",
+        "uchar any_ = 0;",
         "uint bits = 0;",
         "uint flip = 0;",
         "least = fpm_group_least[fpm_j] < least ? fpm_group_least[fpm_j] : "
@@ -505,13 +586,13 @@ TEST(KernelEmitterTest, EachOperatorStartsFromItsIdentity) {
         "top = top < fpm_group_top[fpm_j] ? fpm_group_top[fpm_j] : top;",
         "prod = prod * fpm_group_prod[fpm_j];",
         "mask = mask & fpm_group_mask[fpm_j];",
-        "all = all && fpm_group_all[fpm_j];",
-        "any = any || fpm_group_any[fpm_j];",
+        "all_ = all_ && fpm_group_all_[fpm_j];",
+        "any_ = any_ || fpm_group_any_[fpm_j];",
         "bits = bits | fpm_group_bits[fpm_j];",
         "flip = flip ^ fpm_group_flip[fpm_j];",
-        "__local uchar fpm_group_all[64];",
-        "__global uchar *fpm_partial_all",
-        "__global uchar *fpm_partial_any"})
+        "__local uchar fpm_group_all_[64];",
+        "__global uchar *fpm_partial_all_",
+        "__global uchar *fpm_partial_any_"})
     EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
