@@ -665,9 +665,17 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
   const auto &Math = mathFunctions();
   if (auto It = Math.find(Base);
       It != Math.end() && (InSystemHeader || FD->getBuiltinID())) {
-    if (It->second.CastResult)
+    StringRef OpenCl = It->second.OpenCl;
+    bool CastResult = It->second.CastResult;
+    // C++'s std::abs of a floating type is fabs: OpenCL's abs takes
+    // integers only.
+    if (CastResult && Call->getType()->isRealFloatingType()) {
+      OpenCl = "fabs";
+      CastResult = false;
+    }
+    if (CastResult)
       OS << "(" << type(Call->getType(), Loc) << ")";
-    OS << It->second.OpenCl;
+    OS << OpenCl;
     PrintArgs(CParamType);
     return;
   }

@@ -476,6 +476,41 @@ TEST(KernelEmitterTest, VariablesNamedAsBuiltinsAreRenamed) {
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
 
+TEST(KernelEmitterTest, AbsOfEveryType) {
+  // std::abs of a floating type is fabs (OpenCL's abs takes integers); of
+  // an integer type OpenCL's abs, its unsigned result converted back.
+  Outcome Out = emit(R"(
+    #include <cmath>
+    #include <cstdlib>
+    void f(int n, const double *x, const int *k, double *y, float *z,
+           long *w) {
+      for (int i = 0; i < n; ++i) {
+        y[i] = std::abs(x[i]) + std::fabs(k[i]) + std::fmin(x[i], 1.5f);
+        z[i] = std::abs((float)x[i]) + fabsf((float)x[i]) +
+               std::fmax((float)x[i], 2.0f);
+        w[i] = std::abs(k[i]) + std::abs(k[i] * 3L) + labs(k[i]) +
+               llabs(k[i]);
+      }
+    })",
+                     {{"x", 0, false},
+                      {"k", 1, false},
+                      {"y", 2, true},
+                      {"z", 3, true},
+                      {"w", 4, true}},
+                     true);
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"y[i] = fabs(x[i]) + fabs((double)(k[i])) + fmin(x[i], "
+        "(double)(1.5f));",
+        "z[i] = fabs((float)(x[i])) + fabs((float)(x[i])) + "
+        "fmax((float)(x[i]), 2.0f);",
+        "w[i] = (int)abs(k[i]) + (long)abs(k[i] * 3L) + "
+        "(long)abs((long)(k[i])) "
+        "+ (long)abs((long)(k[i]));"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
 TEST(KernelEmitterTest, CxxTemplateInstanceAndStdFunctions) {
   Outcome Out = emit(R"(
     #include <algorithm>
