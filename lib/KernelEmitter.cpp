@@ -590,6 +590,20 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
       if (I > 0)
         OS << ", ";
       const Expr *Arg = Call->getArg(I);
+      if (const auto *Default = dyn_cast<CXXDefaultArgExpr>(Arg)) {
+        // Written at the callee, where a variable's name may not mean what
+        // it means in the kernel: literals and constants only.
+        Arg = Default->getExpr();
+        std::function<bool(const Stmt *)> ReadsVariable = [&](const Stmt *S) {
+          if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(S);
+              DRE && isa<VarDecl>(DRE->getDecl()))
+            return true;
+          return S && llvm::any_of(S->children(), ReadsVariable);
+        };
+        if (ReadsVariable(Arg))
+          refuse(Loc, "it calls '" + Name +
+                          "' with a default argument that reads a variable");
+      }
       QualType Param = ParamType(I);
       if (!Param.isNull() && Param->isArithmeticType() &&
           !Ctx.hasSameUnqualifiedType(
@@ -618,8 +632,12 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
   bool InSystemHeader =
       SM.isInSystemHeader(SM.getExpansionLoc(FD->getLocation()));
   if (!InSystemHeader && FD->hasBody(Def)) {
-    if (isa<CXXMethodDecl>(Def))
+    if (const auto *Method = dyn_cast<CXXMethodDecl>(Def);
+        Method && !Method->isStatic())
       refuse(Loc, "it calls the member function '" + Name + "'");
+    if (isa<MemberExpr>(Call->getCallee()->IgnoreParenImpCasts()))
+      refuse(Loc, "it calls the static member function '" + Name +
+                      "' through an object");
     if (Def->isVariadic())
       refuse(Loc, "it calls the variadic function '" + Name + "'");
     // The address space of each pointer parameter is its argument's.

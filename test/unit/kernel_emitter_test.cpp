@@ -511,6 +511,74 @@ TEST(KernelEmitterTest, AbsOfEveryType) {
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
 
+TEST(KernelEmitterTest, StaticMemberFunctionsAreHelpers) {
+  // A static member function is a function like another (no object): the
+  // comment above it says which.
+  Outcome Out = emit(R"(
+    struct S { static double f(double x) { return x / 4; } };
+    namespace a { double f(double x) { return S::f(x) + 1; } }
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i) y[i] = S::f(x[i]) + a::f(x[i]);
+    })",
+                     {{"x", 0, false}, {"y", 1, true}}, true);
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"/* S::f */\nstatic double fpm_f_f(double x) {\n  return x / 4;",
+        "/* a::f */\nstatic double fpm_f_f_2(double x) {\n"
+        "  return fpm_f_f(x) + 1;",
+        "y[i] = fpm_f_f(x[i]) + fpm_f_f_2(x[i]);"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+
+  // Called through an object, the object is an expression the kernel
+  // would drop.
+  Out = emit(R"(
+    struct S { static double f(double x) { return x / 4; } };
+    S s;
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i)
+        y[i] = s.f(x[i]);
+    })",
+             {{"x", 0, false}, {"y", 1, true}}, true);
+  EXPECT_TRUE(contains(Out.Refusal,
+                       "calls the static member function 'f' through an "
+                       "object"))
+      << Out.Refusal;
+  EXPECT_EQ(Out.RefusalLine, 6u);
+}
+
+TEST(KernelEmitterTest, DefaultArgumentsArePassed) {
+  Outcome Out = emit(R"(
+    enum { Three = 3 };
+    double scale(double x, double by = 2, int plus = Three) {
+      return x * by + plus;
+    }
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i) y[i] = scale(x[i]) + scale(x[i], 4);
+    })",
+                     {{"x", 0, false}, {"y", 1, true}}, true);
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source,
+                       "y[i] = fpm_f_scale(x[i], (double)(2), (int)(3)) + "
+                       "fpm_f_scale(x[i], (double)(4), (int)(3));"))
+      << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+
+  // A default argument that reads a variable names it where the callee
+  // is, not where the loop is.
+  Out = emit(R"(
+    namespace cfg { double by = 2; }
+    double scale(double x, double k = cfg::by) { return x * k; }
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i)
+        y[i] = scale(x[i]);
+    })",
+             {{"x", 0, false}, {"y", 1, true}}, true);
+  EXPECT_TRUE(contains(Out.Refusal, "default argument that reads a variable"))
+      << Out.Refusal;
+  EXPECT_EQ(Out.RefusalLine, 6u);
+}
+
 TEST(KernelEmitterTest, CxxTemplateInstanceAndStdFunctions) {
   Outcome Out = emit(R"(
     #include <algorithm>
