@@ -25,6 +25,7 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -185,6 +186,45 @@ std::string kernelName(const NamedDecl *D) {
   return kernelIdentifier(D->getName());
 }
 
+/// How the rewritten code at the loop names VD, a variable of the host that
+/// the kernel takes by value. The body may name it with a qualifier
+/// (`cfg::scale`, `::scale`, `S::k`) where the plain name means another
+/// variable at the loop (a local `scale`): in C++ a variable of a namespace
+/// or a class is named from the global namespace. In C, and for a variable
+/// of a function or of a template's instantiation, the plain name: there
+/// the loop sees what the body sees.
+std::string hostName(const VarDecl *VD) {
+  std::string Name = VD->getName().str();
+  if (!VD->getASTContext().getLangOpts().CPlusPlus ||
+      isa<VarTemplateSpecializationDecl>(VD))
+    return Name;
+  std::string Qualifier;
+  for (const DeclContext *DC = VD->getDeclContext(); !DC->isTranslationUnit();
+       DC = DC->getParent()) {
+    if (DC->isTransparentContext()) // extern "C" { ... }
+      continue;
+    if (const auto *NS = dyn_cast<NamespaceDecl>(DC)) {
+      // An unnamed namespace's names are its parent's too.
+      if (!NS->isAnonymousNamespace())
+        Qualifier = NS->getName().str() + "::" + Qualifier;
+      continue;
+    }
+    const auto *RD = dyn_cast<CXXRecordDecl>(DC);
+    if (!RD || !RD->getIdentifier() || isa<ClassTemplateSpecializationDecl>(RD))
+      return Name;
+    Qualifier = RD->getName().str() + "::" + Qualifier;
+  }
+  return "::" + Qualifier + Name;
+}
+
+/// Lines one level in, for a block around them.
+std::string indented(StringRef Lines) {
+  std::string Inner;
+  for (StringRef Line : llvm::split(Lines.rtrim('\n'), '\n'))
+    Inner += (Line.empty() ? "" : "  ") + Line.str() + "\n";
+  return Inner;
+}
+
 /// An array's dimensions below the first: constant extents, or the variable
 /// ones' kernel parameters.
 struct ArrayShape {
@@ -258,6 +298,8 @@ private:
   void printCall(const CallExpr *Call, raw_ostream &OS);
   std::optional<Space> spaceOf(const Expr *Pointer);
   const ClauseArray *clauseArray(const VarDecl *VD) const;
+  std::string scalarName(const VarDecl *VD);
+  void checkClauseName(const DeclRefExpr *DRE, const VarDecl *VD);
   bool isReduction(const VarDecl *VD) const {
     return llvm::any_of(Request.Reductions, [&](const KernelReduction &R) {
       return R.Name == VD->getName();
@@ -285,6 +327,12 @@ private:
 
   /// What the kernel's parameters are, in order of first use.
   llvm::SetVector<const VarDecl *> Scalars;
+  /// The host's variables the body names with a qualifier (`cfg::scale`),
+  /// which a name of the loop's own may hide in the kernel: each gets an
+  /// `fpm_v_` name of its own.
+  llvm::SmallPtrSet<const VarDecl *, 4> Qualified;
+  llvm::DenseMap<const VarDecl *, std::string> ScalarNames;
+  llvm::StringSet<> ScalarNamesTaken;
   llvm::SetVector<const VarDecl *> ArraysUsed;
   llvm::DenseMap<const VarDecl *, ArrayShape> Shapes;
   std::vector<KernelParam> ExtentParams;
@@ -317,6 +365,41 @@ const ClauseArray *KernelPrinter::clauseArray(const VarDecl *VD) const {
     return nullptr;
   auto It = ArraysByName.find(VD->getName());
   return It == ArraysByName.end() ? nullptr : It->second;
+}
+
+/// The kernel's name of the host's variable VD: its own, or for one the body
+/// names with a qualifier `fpm_v_<name>`, numbered from `_2` when two share
+/// a name (`a::s`, `b::s`).
+std::string KernelPrinter::scalarName(const VarDecl *VD) {
+  auto [It, New] = ScalarNames.try_emplace(VD);
+  if (New) {
+    std::string Base = kernelName(VD);
+    if (Qualified.contains(VD)) {
+      Base = "fpm_v_" + Base;
+      It->second = Base;
+      for (unsigned K = 2; !ScalarNamesTaken.insert(It->second).second; ++K)
+        It->second = Base + "_" + std::to_string(K);
+    } else {
+      It->second = Base;
+    }
+  }
+  return It->second;
+}
+
+/// The clauses name arrays and variables as the loop sees them, by their
+/// plain names; with a qualifier (`cfg::x`) the body may name another of
+/// the same name, which fpm cannot tell from the clause's.
+void KernelPrinter::checkClauseName(const DeclRefExpr *DRE, const VarDecl *VD) {
+  if (!DRE->hasQualifier() || Current.Fn || VD == Request.Var ||
+      isInsideLoop(VD))
+    return;
+  if (ArraysByName.count(VD->getName()) ||
+      llvm::is_contained(Request.Private, VD->getName()) || isReduction(VD))
+    refuse(DRE->getLocation(),
+           "it names '" + VD->getQualifiedNameAsString() +
+               "' with a qualifier, and the pragma's clauses name a '" +
+               VD->getName() +
+               "' that may be another variable: name it as the clauses do");
 }
 
 std::string KernelPrinter::type(QualType T, SourceLocation Loc) {
@@ -461,6 +544,7 @@ void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
     refuse(Loc, "function '" + Current.Fn->getName() + "' uses '" +
                     VD->getName() + "', declared outside it");
   }
+  checkClauseName(DRE, VD);
   if (llvm::is_contained(Request.Private, VD->getName()) || isReduction(VD)) {
     OS << kernelName(VD);
     return;
@@ -484,7 +568,7 @@ void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
                     "out(...) or inout(...))");
   type(T, Loc);
   Scalars.insert(VD);
-  OS << kernelName(VD);
+  OS << scalarName(VD);
 }
 
 bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
@@ -502,6 +586,7 @@ bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
   if (!VD || VD == Request.Var || !clauseArray(VD) ||
       llvm::is_contained(Request.Private, VD->getName()))
     return false;
+  checkClauseName(DRE, VD);
   ArrayShape Shape = shapeOf(VD, DRE->getLocation());
   if (Shape.Extents.empty())
     return false; // A[i] as written
@@ -1167,13 +1252,8 @@ std::string KernelPrinter::reductionCode(std::string &Params,
     Combine += "      " + Name + " = " + Combined + ";\n";
     Partials += "    " + Partial + "[get_group_id(0)] = " + Name + ";\n";
   }
-  if (ContinuesBody) {
-    // The body one level in: its `continue` leaves the do-while.
-    std::string Inner = "  do {\n";
-    for (StringRef Line : llvm::split(StringRef(Statements).rtrim('\n'), '\n'))
-      Inner += (Line.empty() ? "" : "  ") + Line.str() + "\n";
-    Statements = Inner + "  } while (0);\n";
-  }
+  if (ContinuesBody) // its `continue` leaves the do-while
+    Statements = "  do {\n" + indented(Statements) + "  } while (0);\n";
   return "  const size_t fpm_l = get_local_id(0);\n" + Stores +
          "  barrier(CLK_LOCAL_MEM_FENCE);\n"
          "  if (fpm_l == 0) {\n"
@@ -1187,6 +1267,16 @@ GeneratedKernel KernelPrinter::run() {
   std::string VarType = type(Var->getType().getUnqualifiedType(), VarLoc);
 
   const Stmt *LoopBody = Request.For->getBody();
+  std::function<void(const Stmt *)> FindQualified = [&](const Stmt *S) {
+    if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(S))
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+          VD && DRE->hasQualifier() && !isInsideLoop(VD))
+        Qualified.insert(VD);
+    if (S)
+      for (const Stmt *Child : S->children())
+        FindQualified(Child);
+  };
+  FindQualified(LoopBody);
   std::string Statements;
   llvm::raw_string_ostream SOS(Statements);
   if (const auto *CS = dyn_cast<CompoundStmt>(LoopBody)) {
@@ -1200,6 +1290,28 @@ GeneratedKernel KernelPrinter::run() {
     printStmt(LoopBody, 2, SOS);
     SOS << "\n";
   }
+  // The body's block is the kernel's, where the parameters and the loop's
+  // variables are declared too: a variable the body declares at its top
+  // under one of their names (C lets `double s = 2;` follow a use of the
+  // host's s) needs a block of its own.
+  llvm::StringSet<> KernelScope = {kernelName(Var)};
+  for (const VarDecl *VD : Scalars)
+    KernelScope.insert(scalarName(VD));
+  for (const VarDecl *VD : ArraysUsed)
+    KernelScope.insert(kernelName(VD));
+  for (const std::string &Name : Request.Private)
+    KernelScope.insert(kernelIdentifier(Name));
+  for (const KernelReduction &R : Request.Reductions)
+    KernelScope.insert(kernelIdentifier(R.Name));
+  bool Redeclares = false;
+  if (const auto *CS = dyn_cast<CompoundStmt>(LoopBody))
+    for (const Stmt *Child : CS->body())
+      if (const auto *DS = dyn_cast<DeclStmt>(Child))
+        for (const Decl *D : DS->decls())
+          if (const auto *VD = dyn_cast<VarDecl>(D))
+            Redeclares |= KernelScope.contains(kernelName(VD));
+  if (Redeclares)
+    Statements = "  {\n" + indented(Statements) + "  }\n";
 
   GeneratedKernel K;
   K.Name = Request.Name;
@@ -1215,16 +1327,16 @@ GeneratedKernel KernelPrinter::run() {
     std::string T =
         type(VD->getType().getNonReferenceType().getUnqualifiedType(),
              VD->getLocation());
+    std::string Name = scalarName(VD);
     if (T == "bool") {
       // A kernel may take no bool: its byte comes as a uchar.
-      Params += ", const uchar fpm_bool_" + kernelName(VD);
-      BoolDecls += "  const bool " + kernelName(VD) + " = fpm_bool_" +
-                   kernelName(VD) + ";\n";
+      Params += ", const uchar fpm_bool_" + Name;
+      BoolDecls += "  const bool " + Name + " = fpm_bool_" + Name + ";\n";
     } else {
-      Params += ", const " + T + " " + kernelName(VD);
+      Params += ", const " + T + " " + Name;
     }
     K.Params.push_back(
-        {KernelParam::Kind::Scalar, VD->getName().str(), 0, "", "", {}});
+        {KernelParam::Kind::Scalar, hostName(VD), 0, "", "", {}});
   }
   for (const ClauseArray &A : Request.Arrays) {
     auto It = llvm::find_if(

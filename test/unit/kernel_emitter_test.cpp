@@ -579,6 +579,75 @@ TEST(KernelEmitterTest, DefaultArgumentsArePassed) {
   EXPECT_EQ(Out.RefusalLine, 6u);
 }
 
+TEST(KernelEmitterTest, HostVariablesNamedWithAQualifier) {
+  // cfg::scale where a local scale hides it at the loop: the host passes
+  // ::cfg::scale, and the kernel names it fpm_v_scale, which the body's own
+  // scale (declared after the host's scale is read) does not hide.
+  Outcome Out = emit(R"(
+    namespace cfg { double scale = 2; }
+    namespace other { double scale = 3; }
+    struct S { static double w; };
+    double S::w = 5;
+    void f(int n, const double *x, double *y) {
+      double scale = 10;
+      for (int i = 0; i < n; ++i) {
+        y[i] = x[i] * cfg::scale + other::scale + scale + S::w;
+        double scale = 7;
+        y[i] += scale * ::cfg::scale;
+      }
+    })",
+                     {{"x", 0, false}, {"y", 1, true}}, true);
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"const double fpm_v_scale, const double fpm_v_scale_2, const double "
+        "scale, const double fpm_v_w,",
+        "  {\n    y[i] = x[i] * fpm_v_scale + fpm_v_scale_2 + scale + "
+        "fpm_v_w;\n    double scale = 7;\n"
+        "    y[i] += scale * fpm_v_scale;\n  }\n"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  ASSERT_EQ(Out.Params.size(), 8u);
+  EXPECT_EQ(Out.Params[2].HostExpr, "::cfg::scale");
+  EXPECT_EQ(Out.Params[3].HostExpr, "::other::scale");
+  EXPECT_EQ(Out.Params[4].HostExpr, "scale");
+  EXPECT_EQ(Out.Params[5].HostExpr, "::S::w");
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+
+  // The clauses' x is the loop's; cfg::x may be another array.
+  Out = emit(R"(
+    namespace cfg { double x[8]; }
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i)
+        y[i] = cfg::x[i];
+    })",
+             {{"x", 0, false}, {"y", 1, true}}, true);
+  EXPECT_TRUE(contains(Out.Refusal, "names 'cfg::x' with a qualifier, and the "
+                                    "pragma's clauses name a 'x'"))
+      << Out.Refusal;
+  EXPECT_EQ(Out.RefusalLine, 5u);
+}
+
+TEST(KernelEmitterTest, BodyRedeclaringAKernelNameGetsABlock) {
+  // C lets the body declare, at its top, a name it has just read from the
+  // host (or the loop variable's): the kernel's top block has the
+  // parameters, so the body gets a block of its own.
+  Outcome Out = emit(R"(
+    void f(int n, double s, const double *x, double *y) {
+      for (int i = 0; i < n; ++i) {
+        y[i] = x[i] * s;
+        double s = 2;
+        int i = 3;
+        y[i] += s;
+      }
+    })",
+                     {{"x", 0, false}, {"y", 1, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "  {\n    y[i] = x[i] * s;\n"
+                                   "    double s = 2;\n    int i = 3;\n"
+                                   "    y[i] += s;\n  }\n}\n"))
+      << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
 TEST(KernelEmitterTest, CxxTemplateInstanceAndStdFunctions) {
   Outcome Out = emit(R"(
     #include <algorithm>
