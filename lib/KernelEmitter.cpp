@@ -25,6 +25,7 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -32,6 +33,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 
 using namespace clang;
@@ -70,17 +72,86 @@ const llvm::StringMap<MathFunction> &mathFunctions() {
   return Map;
 }
 
-/// Words OpenCL C reserves that C and C++ programs may use as names.
-bool isReservedInOpenCl(StringRef Name) {
+/// Whether OpenCL C gives Name a meaning that a C or C++ program's name may
+/// not have in the kernel: a keyword or type, a built-in function (of OpenCL
+/// C 1.2 to 3.0 and the usual extensions; a whole family by its prefix), a
+/// macro. A variable of that name would hide the built-in the kernel calls
+/// (`barrier`, `get_global_id`, `fabs`), a function of that name collide with
+/// it, a macro's name expand.
+bool isOpenClName(StringRef Name) {
   static const llvm::StringSet<> Words = {
-      "global",    "local",      "constant",   "private",   "kernel",
-      "__global",  "__local",    "__constant", "__private", "__kernel",
-      "read_only", "write_only", "read_write", "uniform",   "pipe",
-      "half",      "uchar",      "ushort",     "uint",      "ulong",
-      "quad",      "complex",    "imaginary",  "sampler_t", "event_t",
-      "image1d_t", "image2d_t",  "image3d_t",  "bool"};
-  if (Words.contains(Name) || Name.starts_with("fpm_"))
+      // Keywords, types and typedefs that C or C++ does not have.
+      "global", "local", "constant", "private", "kernel", "generic",
+      "read_only", "write_only", "read_write", "uniform", "pipe", "half",
+      "quad", "complex", "imaginary", "bool", "true", "false", "restrict",
+      "inline", "asm", "typeof", "vec_step", "uchar", "ushort", "uint", "ulong",
+      "size_t", "ptrdiff_t", "intptr_t", "uintptr_t", "sampler_t", "event_t",
+      "queue_t", "clk_event_t", "ndrange_t", "reserve_id_t", "image1d_t",
+      "image1d_array_t", "image1d_buffer_t", "image2d_t", "image2d_array_t",
+      "image2d_depth_t", "image2d_array_depth_t", "image2d_msaa_t",
+      "image2d_array_msaa_t", "image2d_msaa_depth_t",
+      "image2d_array_msaa_depth_t", "image3d_t", "memory_order", "memory_scope",
+      "kernel_enqueue_flags_t", "clk_profiling_info",
+      // Math, integer, common, geometric and relational functions.
+      "acos", "acosh", "acospi", "asin", "asinh", "asinpi", "atan", "atan2",
+      "atanh", "atanpi", "atan2pi", "cbrt", "ceil", "copysign", "cos", "cosh",
+      "cospi", "erfc", "erf", "exp", "exp2", "exp10", "expm1", "fabs", "fdim",
+      "floor", "fma", "fmax", "fmin", "fmod", "fract", "frexp", "hypot",
+      "ilogb", "ldexp", "lgamma", "lgamma_r", "log", "log2", "log10", "log1p",
+      "logb", "mad", "maxmag", "minmag", "modf", "nan", "nextafter", "pow",
+      "pown", "powr", "remainder", "remquo", "rint", "rootn", "round", "rsqrt",
+      "sin", "sincos", "sinh", "sinpi", "sqrt", "tan", "tanh", "tanpi",
+      "tgamma", "trunc", "abs", "abs_diff", "add_sat", "hadd", "rhadd", "clamp",
+      "clz", "ctz", "mad_hi", "mad_sat", "max", "min", "mul_hi", "rotate",
+      "sub_sat", "upsample", "popcount", "mad24", "mul24", "bit_reverse",
+      "bitfield_extract_signed", "bitfield_extract_unsigned", "bitfield_insert",
+      "degrees", "mix", "radians", "step", "smoothstep", "sign", "cross", "dot",
+      "distance", "length", "normalize", "fast_distance", "fast_length",
+      "fast_normalize", "isequal", "isnotequal", "isgreater", "isgreaterequal",
+      "isless", "islessequal", "islessgreater", "isfinite", "isinf", "isnan",
+      "isnormal", "isordered", "isunordered", "signbit", "any", "all",
+      "bitselect", "select",
+      // Synchronization, fences, address spaces, copies, vectors, events,
+      // pipes, enqueueing, printf.
+      "barrier", "mem_fence", "read_mem_fence", "write_mem_fence", "to_global",
+      "to_local", "to_private", "get_fence", "async_work_group_copy",
+      "async_work_group_strided_copy", "wait_group_events", "prefetch",
+      "shuffle", "shuffle2", "printf", "read_pipe", "write_pipe",
+      "reserve_read_pipe", "reserve_write_pipe", "commit_read_pipe",
+      "commit_write_pipe", "is_valid_reserve_id", "enqueue_kernel",
+      "enqueue_marker", "retain_event", "release_event", "create_user_event",
+      "is_valid_event", "set_user_event_status", "capture_event_profiling_info",
+      "get_default_queue",
+      // Work-item functions.
+      "get_work_dim", "get_global_size", "get_global_id", "get_local_size",
+      "get_enqueued_local_size", "get_local_id", "get_num_groups",
+      "get_group_id", "get_global_offset", "get_global_linear_id",
+      "get_local_linear_id", "get_max_sub_group_size", "get_num_sub_groups",
+      "get_enqueued_num_sub_groups",
+      // Macros.
+      "CHAR_BIT", "CHAR_MAX", "CHAR_MIN", "SCHAR_MAX", "SCHAR_MIN", "UCHAR_MAX",
+      "SHRT_MAX", "SHRT_MIN", "USHRT_MAX", "INT_MAX", "INT_MIN", "UINT_MAX",
+      "LONG_MAX", "LONG_MIN", "ULONG_MAX", "MAXFLOAT", "HUGE_VAL", "HUGE_VALF",
+      "INFINITY", "NAN", "NULL", "FP_ILOGB0", "FP_ILOGBNAN", "MAX_WORK_DIM",
+      "ATOMIC_FLAG_INIT", "ATOMIC_VAR_INIT", "kernel_exec"};
+  if (Words.contains(Name))
     return true;
+  // Families: conversions, reinterpretations, atomics, vector loads and
+  // stores, images, work-group and sub-group functions, vendors'
+  // extensions, macros.
+  for (StringRef Prefix : {"convert_",      "as_",         "atomic_",
+                           "atom_",         "vload",       "vstore",
+                           "half_",         "native_",     "read_image",
+                           "write_image",   "get_image_",  "get_sub_group_",
+                           "get_kernel_",   "get_pipe_",   "work_group_",
+                           "sub_group_",    "ndrange_",    "memory_order_",
+                           "memory_scope_", "dot_acc_sat", "dot_4x8packed_",
+                           "intel_",        "amd_",        "arm_",
+                           "clock_read_",   "cl_",         "CL_",
+                           "CLK_",          "M_",          "FLT_",
+                           "DBL_",          "HALF_"})
+    if (Name.starts_with(Prefix))
+      return true;
   // Vector types: float4, uint16, ...
   for (StringRef Base : {"char", "uchar", "short", "ushort", "int", "uint",
                          "long", "ulong", "float", "double", "half", "bool"})
@@ -90,10 +161,68 @@ bool isReservedInOpenCl(StringRef Name) {
   return false;
 }
 
-/// The name a variable gets in the kernel.
+} // namespace
+
+/// The name a name of the user's gets in the kernel. Generated names start
+/// with `fpm_`, the implementation's with `__` or `_` and a capital: such a
+/// name gets a `u` before it (and so does every name that is one after
+/// `u`s, `ufpm_x` becoming `uufpm_x`). A name OpenCL C gives a meaning gets
+/// a `_` after it (and so does every such name followed by `_`s, `max_`
+/// becoming `max__`). Two names therefore never meet, nor meet a generated
+/// one or OpenCL C's.
+std::string kernelIdentifier(StringRef Name) {
+  StringRef Bare = Name.ltrim('u');
+  if (Bare.starts_with("fpm_") || Bare.starts_with("__") ||
+      (Bare.size() > 1 && Bare[0] == '_' && llvm::isUpper(Bare[1])))
+    return "u" + Name.str();
+  if (isOpenClName(Name.rtrim('_')))
+    return Name.str() + "_";
+  return Name.str();
+}
+
+namespace {
+
 std::string kernelName(const NamedDecl *D) {
-  std::string Name = D->getName().str();
-  return isReservedInOpenCl(Name) ? Name + "_" : Name;
+  return kernelIdentifier(D->getName());
+}
+
+/// How the rewritten code at the loop names VD, a variable of the host that
+/// the kernel takes by value. The body may name it with a qualifier
+/// (`cfg::scale`, `::scale`, `S::k`) where the plain name means another
+/// variable at the loop (a local `scale`): in C++ a variable of a namespace
+/// or a class is named from the global namespace. In C, and for a variable
+/// of a function or of a template's instantiation, the plain name: there
+/// the loop sees what the body sees.
+std::string hostName(const VarDecl *VD) {
+  std::string Name = VD->getName().str();
+  if (!VD->getASTContext().getLangOpts().CPlusPlus ||
+      isa<VarTemplateSpecializationDecl>(VD))
+    return Name;
+  std::string Qualifier;
+  for (const DeclContext *DC = VD->getDeclContext(); !DC->isTranslationUnit();
+       DC = DC->getParent()) {
+    if (DC->isTransparentContext()) // extern "C" { ... }
+      continue;
+    if (const auto *NS = dyn_cast<NamespaceDecl>(DC)) {
+      // An unnamed namespace's names are its parent's too.
+      if (!NS->isAnonymousNamespace())
+        Qualifier = NS->getName().str() + "::" + Qualifier;
+      continue;
+    }
+    const auto *RD = dyn_cast<CXXRecordDecl>(DC);
+    if (!RD || !RD->getIdentifier() || isa<ClassTemplateSpecializationDecl>(RD))
+      return Name;
+    Qualifier = RD->getName().str() + "::" + Qualifier;
+  }
+  return "::" + Qualifier + Name;
+}
+
+/// Lines one level in, for a block around them.
+std::string indented(StringRef Lines) {
+  std::string Inner;
+  for (StringRef Line : llvm::split(Lines.rtrim('\n'), '\n'))
+    Inner += (Line.empty() ? "" : "  ") + Line.str() + "\n";
+  return Inner;
 }
 
 /// An array's dimensions below the first: constant extents, or the variable
@@ -169,6 +298,8 @@ private:
   void printCall(const CallExpr *Call, raw_ostream &OS);
   std::optional<Space> spaceOf(const Expr *Pointer);
   const ClauseArray *clauseArray(const VarDecl *VD) const;
+  std::string scalarName(const VarDecl *VD);
+  void checkClauseName(const DeclRefExpr *DRE, const VarDecl *VD);
   bool isReduction(const VarDecl *VD) const {
     return llvm::any_of(Request.Reductions, [&](const KernelReduction &R) {
       return R.Name == VD->getName();
@@ -196,14 +327,23 @@ private:
 
   /// What the kernel's parameters are, in order of first use.
   llvm::SetVector<const VarDecl *> Scalars;
+  /// The host's variables the body names with a qualifier (`cfg::scale`),
+  /// which a name of the loop's own may hide in the kernel: each gets an
+  /// `fpm_v_` name of its own.
+  llvm::SmallPtrSet<const VarDecl *, 4> Qualified;
+  llvm::DenseMap<const VarDecl *, std::string> ScalarNames;
+  llvm::StringSet<> ScalarNamesTaken;
   llvm::SetVector<const VarDecl *> ArraysUsed;
   llvm::DenseMap<const VarDecl *, ArrayShape> Shapes;
   std::vector<KernelParam> ExtentParams;
   llvm::SmallVector<std::string, 2> ExtentDecls;
   /// Helper functions: the text of each emitted, in the order OpenCL needs
-  /// (callees first), and the ones being printed (recursion).
+  /// (callees first), the name of each function with the address spaces of
+  /// its pointer parameters, and the ones being printed (recursion).
   std::string Helpers;
-  llvm::StringSet<> HelpersDone;
+  std::map<std::pair<const FunctionDecl *, std::string>, std::string>
+      HelperNames;
+  llvm::StringSet<> HelperNamesTaken;
   llvm::SmallVector<const FunctionDecl *, 4> HelpersInProgress;
   /// std::min and std::max, as small functions per type.
   std::vector<std::string> Prelude;
@@ -225,6 +365,41 @@ const ClauseArray *KernelPrinter::clauseArray(const VarDecl *VD) const {
     return nullptr;
   auto It = ArraysByName.find(VD->getName());
   return It == ArraysByName.end() ? nullptr : It->second;
+}
+
+/// The kernel's name of the host's variable VD: its own, or for one the body
+/// names with a qualifier `fpm_v_<name>`, numbered from `_2` when two share
+/// a name (`a::s`, `b::s`).
+std::string KernelPrinter::scalarName(const VarDecl *VD) {
+  auto [It, New] = ScalarNames.try_emplace(VD);
+  if (New) {
+    std::string Base = kernelName(VD);
+    if (Qualified.contains(VD)) {
+      Base = "fpm_v_" + Base;
+      It->second = Base;
+      for (unsigned K = 2; !ScalarNamesTaken.insert(It->second).second; ++K)
+        It->second = Base + "_" + std::to_string(K);
+    } else {
+      It->second = Base;
+    }
+  }
+  return It->second;
+}
+
+/// The clauses name arrays and variables as the loop sees them, by their
+/// plain names; with a qualifier (`cfg::x`) the body may name another of
+/// the same name, which fpm cannot tell from the clause's.
+void KernelPrinter::checkClauseName(const DeclRefExpr *DRE, const VarDecl *VD) {
+  if (!DRE->hasQualifier() || Current.Fn || VD == Request.Var ||
+      isInsideLoop(VD))
+    return;
+  if (ArraysByName.count(VD->getName()) ||
+      llvm::is_contained(Request.Private, VD->getName()) || isReduction(VD))
+    refuse(DRE->getLocation(),
+           "it names '" + VD->getQualifiedNameAsString() +
+               "' with a qualifier, and the pragma's clauses name a '" +
+               VD->getName() +
+               "' that may be another variable: name it as the clauses do");
 }
 
 std::string KernelPrinter::type(QualType T, SourceLocation Loc) {
@@ -312,7 +487,7 @@ ArrayShape KernelPrinter::shapeOf(const VarDecl *Array, SourceLocation Loc) {
     } else if (isa<VariableArrayType>(AT)) {
       // The host measures the extent as the C outliner does.
       std::string Param =
-          "fpm_" + Array->getName().str() + "_d" + std::to_string(Dim);
+          "fpm_d" + std::to_string(Dim) + "_" + kernelName(Array);
       std::string Zeros;
       for (unsigned I = 0; I < Dim; ++I)
         Zeros += "[0]";
@@ -369,6 +544,7 @@ void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
     refuse(Loc, "function '" + Current.Fn->getName() + "' uses '" +
                     VD->getName() + "', declared outside it");
   }
+  checkClauseName(DRE, VD);
   if (llvm::is_contained(Request.Private, VD->getName()) || isReduction(VD)) {
     OS << kernelName(VD);
     return;
@@ -392,7 +568,7 @@ void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
                     "out(...) or inout(...))");
   type(T, Loc);
   Scalars.insert(VD);
-  OS << kernelName(VD);
+  OS << scalarName(VD);
 }
 
 bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
@@ -410,6 +586,7 @@ bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
   if (!VD || VD == Request.Var || !clauseArray(VD) ||
       llvm::is_contained(Request.Private, VD->getName()))
     return false;
+  checkClauseName(DRE, VD);
   ArrayShape Shape = shapeOf(VD, DRE->getLocation());
   if (Shape.Extents.empty())
     return false; // A[i] as written
@@ -486,22 +663,34 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
   SourceLocation Loc = Call->getExprLoc();
   if (!FD)
     refuse(Loc, "it calls a function through a pointer");
+  if (!FD->getDeclName().isIdentifier())
+    refuse(Loc, "it calls the C++ operator '" + FD->getNameAsString() + "'");
   std::string Name = FD->getNameAsString();
-  auto PrintArgs = [&](bool Convert) {
+  // Prints the arguments, each converted to the type ParamType(I) gives
+  // (none: as written) where Clang converts it: OpenCL C's overloads and
+  // conversions are not C's and C++'s.
+  auto PrintArgs = [&](llvm::function_ref<QualType(unsigned)> ParamType) {
     OS << "(";
     for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
       if (I > 0)
         OS << ", ";
       const Expr *Arg = Call->getArg(I);
-      // The type the C function takes: the result's for the floating-point
-      // ones (all of whose arguments have it; C++'s std::pow(double, int)
-      // computes in double too), the parameter's for the integer ones.
-      QualType Param =
-          Call->getType()->isRealFloatingType() ? Call->getType()
-          : I < FD->getNumParams()
-              ? FD->getParamDecl(I)->getType().getNonReferenceType()
-              : QualType();
-      if (Convert && !Param.isNull() &&
+      if (const auto *Default = dyn_cast<CXXDefaultArgExpr>(Arg)) {
+        // Written at the callee, where a variable's name may not mean what
+        // it means in the kernel: literals and constants only.
+        Arg = Default->getExpr();
+        std::function<bool(const Stmt *)> ReadsVariable = [&](const Stmt *S) {
+          if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(S);
+              DRE && isa<VarDecl>(DRE->getDecl()))
+            return true;
+          return S && llvm::any_of(S->children(), ReadsVariable);
+        };
+        if (ReadsVariable(Arg))
+          refuse(Loc, "it calls '" + Name +
+                          "' with a default argument that reads a variable");
+      }
+      QualType Param = ParamType(I);
+      if (!Param.isNull() && Param->isArithmeticType() &&
           !Ctx.hasSameUnqualifiedType(
               Arg->IgnoreParenImpCasts()->getType().getNonReferenceType(),
               Param)) {
@@ -514,13 +703,26 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
     }
     OS << ")";
   };
+  // The type a C math function takes: the result's for the floating-point
+  // ones (all of whose arguments have it; C++'s std::pow(double, int)
+  // computes in double too), the parameter's for the integer ones.
+  auto CParamType = [&](unsigned I) {
+    return Call->getType()->isRealFloatingType() ? Call->getType()
+           : I < FD->getNumParams()
+               ? FD->getParamDecl(I)->getType().getNonReferenceType()
+               : QualType();
+  };
 
   const FunctionDecl *Def = nullptr;
   bool InSystemHeader =
       SM.isInSystemHeader(SM.getExpansionLoc(FD->getLocation()));
   if (!InSystemHeader && FD->hasBody(Def)) {
-    if (isa<CXXMethodDecl>(Def))
+    if (const auto *Method = dyn_cast<CXXMethodDecl>(Def);
+        Method && !Method->isStatic())
       refuse(Loc, "it calls the member function '" + Name + "'");
+    if (isa<MemberExpr>(Call->getCallee()->IgnoreParenImpCasts()))
+      refuse(Loc, "it calls the static member function '" + Name +
+                      "' through an object");
     if (Def->isVariadic())
       refuse(Loc, "it calls the variadic function '" + Name + "'");
     // The address space of each pointer parameter is its argument's.
@@ -538,25 +740,46 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
       Spaces.push_back(*S);
       Signature += *S == Space::Global ? "g" : "p";
     }
-    std::string Emitted = kernelName(Def);
-    if (Signature.find('p') != std::string::npos)
-      Emitted += "_" + Signature;
     if (llvm::is_contained(HelpersInProgress, Def))
       refuse(Loc, "'" + Name + "' is recursive, and OpenCL C has no recursion");
-    if (!HelpersDone.contains(Emitted))
+    // Each function (an overload, a template's instantiation, one of a
+    // namespace) and address spaces of its pointers has a name of its own,
+    // in the `fpm_f_` names no name of the user's or OpenCL C's meets.
+    auto [It, New] = HelperNames.try_emplace({Def, Signature});
+    if (New) {
+      std::string Base = "fpm_f_" + Name;
+      if (Signature.find('p') != std::string::npos)
+        Base += "_" + Signature;
+      std::string Emitted = Base;
+      for (unsigned K = 2; !HelperNamesTaken.insert(Emitted).second; ++K)
+        Emitted = Base + "_" + std::to_string(K);
+      It->second = Emitted;
       printFunction(Def, Spaces, Emitted);
-    OS << Emitted;
-    PrintArgs(false);
+    }
+    OS << It->second;
+    PrintArgs([&](unsigned I) {
+      return I < Def->getNumParams() && Def->hasPrototype()
+                 ? Def->getParamDecl(I)->getType()
+                 : QualType();
+    });
     return;
   }
   StringRef Base = Name;
   const auto &Math = mathFunctions();
   if (auto It = Math.find(Base);
       It != Math.end() && (InSystemHeader || FD->getBuiltinID())) {
-    if (It->second.CastResult)
+    StringRef OpenCl = It->second.OpenCl;
+    bool CastResult = It->second.CastResult;
+    // C++'s std::abs of a floating type is fabs: OpenCL's abs takes
+    // integers only.
+    if (CastResult && Call->getType()->isRealFloatingType()) {
+      OpenCl = "fabs";
+      CastResult = false;
+    }
+    if (CastResult)
       OS << "(" << type(Call->getType(), Loc) << ")";
-    OS << It->second.OpenCl;
-    PrintArgs(true);
+    OS << OpenCl;
+    PrintArgs(CParamType);
     return;
   }
   if ((Base == "min" || Base == "max") && FD->isInStdNamespace() &&
@@ -571,7 +794,7 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
     if (!llvm::is_contained(Prelude, Definition))
       Prelude.push_back(Definition);
     OS << Fn;
-    PrintArgs(true);
+    PrintArgs(CParamType);
     return;
   }
   refuse(Loc, "it calls '" + Name + "', which has no body fpm can compile " +
@@ -920,6 +1143,12 @@ void KernelPrinter::printFunction(const FunctionDecl *FD,
   llvm::raw_string_ostream OS(Text);
   SourceLocation Loc = FD->getLocation();
   QualType Result = FD->getReturnType();
+  // Which function of the user's it is, where its name does not say.
+  std::string Qualified;
+  llvm::raw_string_ostream QOS(Qualified);
+  FD->getNameForDiagnostic(QOS, Policy, /*Qualified=*/true);
+  if (Qualified != FD->getName())
+    OS << "/* " << llvm::join(llvm::split(Qualified, "*/"), "* /") << " */\n";
   OS << "static " << (Result->isVoidType() ? "void" : type(Result, Loc)) << " "
      << Name << "(";
   unsigned PointerIndex = 0;
@@ -949,7 +1178,6 @@ void KernelPrinter::printFunction(const FunctionDecl *FD,
   printStmt(FD->getBody(), 0, OS);
   OS << "\n";
   HelpersInProgress.pop_back();
-  HelpersDone.insert(Name);
   Helpers += Text;
   Current = std::move(Saved);
   LoopDepth = SavedDepth;
@@ -979,7 +1207,7 @@ std::string KernelPrinter::reductionCode(std::string &Params,
                         "' is a long double, which OpenCL C does not have");
     std::string T = type(R.Type.getUnqualifiedType(), R.Loc);
     std::string Stored = T == "bool" ? "uchar" : T;
-    std::string Name = isReservedInOpenCl(R.Name) ? R.Name + "_" : R.Name;
+    std::string Name = kernelIdentifier(R.Name);
     std::string Group = "fpm_group_" + Name, Partial = "fpm_partial_" + Name;
     Params += ", __global " + Stored + " *" + Partial;
     static const llvm::StringMap<std::pair<const char *, const char *>> Limits =
@@ -1024,13 +1252,8 @@ std::string KernelPrinter::reductionCode(std::string &Params,
     Combine += "      " + Name + " = " + Combined + ";\n";
     Partials += "    " + Partial + "[get_group_id(0)] = " + Name + ";\n";
   }
-  if (ContinuesBody) {
-    // The body one level in: its `continue` leaves the do-while.
-    std::string Inner = "  do {\n";
-    for (StringRef Line : llvm::split(StringRef(Statements).rtrim('\n'), '\n'))
-      Inner += (Line.empty() ? "" : "  ") + Line.str() + "\n";
-    Statements = Inner + "  } while (0);\n";
-  }
+  if (ContinuesBody) // its `continue` leaves the do-while
+    Statements = "  do {\n" + indented(Statements) + "  } while (0);\n";
   return "  const size_t fpm_l = get_local_id(0);\n" + Stores +
          "  barrier(CLK_LOCAL_MEM_FENCE);\n"
          "  if (fpm_l == 0) {\n"
@@ -1044,6 +1267,16 @@ GeneratedKernel KernelPrinter::run() {
   std::string VarType = type(Var->getType().getUnqualifiedType(), VarLoc);
 
   const Stmt *LoopBody = Request.For->getBody();
+  std::function<void(const Stmt *)> FindQualified = [&](const Stmt *S) {
+    if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(S))
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+          VD && DRE->hasQualifier() && !isInsideLoop(VD))
+        Qualified.insert(VD);
+    if (S)
+      for (const Stmt *Child : S->children())
+        FindQualified(Child);
+  };
+  FindQualified(LoopBody);
   std::string Statements;
   llvm::raw_string_ostream SOS(Statements);
   if (const auto *CS = dyn_cast<CompoundStmt>(LoopBody)) {
@@ -1057,6 +1290,28 @@ GeneratedKernel KernelPrinter::run() {
     printStmt(LoopBody, 2, SOS);
     SOS << "\n";
   }
+  // The body's block is the kernel's, where the parameters and the loop's
+  // variables are declared too: a variable the body declares at its top
+  // under one of their names (C lets `double s = 2;` follow a use of the
+  // host's s) needs a block of its own.
+  llvm::StringSet<> KernelScope = {kernelName(Var)};
+  for (const VarDecl *VD : Scalars)
+    KernelScope.insert(scalarName(VD));
+  for (const VarDecl *VD : ArraysUsed)
+    KernelScope.insert(kernelName(VD));
+  for (const std::string &Name : Request.Private)
+    KernelScope.insert(kernelIdentifier(Name));
+  for (const KernelReduction &R : Request.Reductions)
+    KernelScope.insert(kernelIdentifier(R.Name));
+  bool Redeclares = false;
+  if (const auto *CS = dyn_cast<CompoundStmt>(LoopBody))
+    for (const Stmt *Child : CS->body())
+      if (const auto *DS = dyn_cast<DeclStmt>(Child))
+        for (const Decl *D : DS->decls())
+          if (const auto *VD = dyn_cast<VarDecl>(D))
+            Redeclares |= KernelScope.contains(kernelName(VD));
+  if (Redeclares)
+    Statements = "  {\n" + indented(Statements) + "  }\n";
 
   GeneratedKernel K;
   K.Name = Request.Name;
@@ -1072,16 +1327,16 @@ GeneratedKernel KernelPrinter::run() {
     std::string T =
         type(VD->getType().getNonReferenceType().getUnqualifiedType(),
              VD->getLocation());
+    std::string Name = scalarName(VD);
     if (T == "bool") {
       // A kernel may take no bool: its byte comes as a uchar.
-      Params += ", const uchar fpm_bool_" + kernelName(VD);
-      BoolDecls += "  const bool " + kernelName(VD) + " = fpm_bool_" +
-                   kernelName(VD) + ";\n";
+      Params += ", const uchar fpm_bool_" + Name;
+      BoolDecls += "  const bool " + Name + " = fpm_bool_" + Name + ";\n";
     } else {
-      Params += ", const " + T + " " + kernelName(VD);
+      Params += ", const " + T + " " + Name;
     }
     K.Params.push_back(
-        {KernelParam::Kind::Scalar, VD->getName().str(), 0, "", "", {}});
+        {KernelParam::Kind::Scalar, hostName(VD), 0, "", "", {}});
   }
   for (const ClauseArray &A : Request.Arrays) {
     auto It = llvm::find_if(

@@ -13,8 +13,11 @@
 // (`int64_t` becomes `long`), arrays of several dimensions flat with their
 // subscripts linearized (extents that are not constants become kernel
 // parameters), math functions called with the argument types the C
-// prototypes convert to (OpenCL's are overloaded), and static functions the
-// body calls emitted before the kernel, transitively. Work-item
+// prototypes convert to (OpenCL's are overloaded), and the functions the
+// body calls emitted before the kernel, transitively, each under a name of
+// its own (`fpm_f_...`: an overload, a template's instantiation or a
+// function named as an OpenCL built-in is no other function there), the
+// user's names kept away from OpenCL C's (`kernelIdentifier`). Work-item
 // get_global_id(0) is logical iteration k, as for hand-written kernels.
 //
 //===----------------------------------------------------------------------===//
@@ -130,6 +133,12 @@ struct KernelRequest {
   std::string Name;
   std::string HostSuffix;
 };
+
+/// The name a variable or parameter of the user's gets in a generated kernel:
+/// its own, unless it would meet a name OpenCL C reserves or defines (a
+/// keyword, a built-in function, a macro) or a name the kernel generates
+/// (`fpm_...`). Two names never get the same one.
+std::string kernelIdentifier(llvm::StringRef Name);
 
 /// Generates the kernel of Request's loop, or the first reason it cannot.
 std::variant<GeneratedKernel, OffloadRefusal>

@@ -20,6 +20,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -153,6 +154,14 @@ bool contains(const std::string &Text, const std::string &Part) {
   return Text.find(Part) != std::string::npos;
 }
 
+size_t count(const std::string &Text, const std::string &Part) {
+  size_t N = 0;
+  for (size_t At = Text.find(Part); At != std::string::npos;
+       At = Text.find(Part, At + Part.size()))
+    ++N;
+  return N;
+}
+
 TEST(KernelEmitterTest, RowsOfAMatrixProduct) {
   Outcome Out = emit(R"(
     void f(int n, const float *A, const float *B, float *C) {
@@ -195,8 +204,8 @@ TEST(KernelEmitterTest, ArraysOfSeveralDimensionsAreFlat) {
   ASSERT_EQ(Out.Refusal, "");
   EXPECT_TRUE(contains(Out.Source, "cl_khr_fp64")) << Out.Source;
   EXPECT_TRUE(contains(Out.Source, "int j;")) << Out.Source;
-  EXPECT_TRUE(contains(Out.Source, "B[i * 8 + j] = A[i * fpm_A_d1 + j] * 2 + "
-                                   "A[i * fpm_A_d1 + 0];"));
+  EXPECT_TRUE(contains(Out.Source, "B[i * 8 + j] = A[i * fpm_d1_A + j] * 2 + "
+                                   "A[i * fpm_d1_A + 0];"));
   ASSERT_EQ(Out.Params.back().K, fpm::KernelParam::Kind::Extent);
   EXPECT_EQ(Out.Params.back().HostExpr, "(sizeof(A[0]) / sizeof(A[0][0]))");
   EXPECT_EQ(buildOnDevice(Out.Source), "");
@@ -262,11 +271,11 @@ TEST(KernelEmitterTest, HelpersComeFirstWithTheirArgumentsAddressSpaces) {
     })",
                      {{"A", 0, false}, {"out", 1, true}});
   ASSERT_EQ(Out.Refusal, "");
-  size_t Sq = Out.Source.find("static double sq(double v)");
-  size_t Global =
-      Out.Source.find("static double sum(__global const double *row, int n)");
+  size_t Sq = Out.Source.find("static double fpm_f_sq(double v)");
+  size_t Global = Out.Source.find(
+      "static double fpm_f_sum(__global const double *row, int n)");
   size_t Private =
-      Out.Source.find("static double sum_p(const double *row, int n)");
+      Out.Source.find("static double fpm_f_sum_p(const double *row, int n)");
   size_t Kernel = Out.Source.find("__kernel");
   ASSERT_NE(Sq, std::string::npos) << Out.Source;
   ASSERT_NE(Global, std::string::npos) << Out.Source;
@@ -274,7 +283,8 @@ TEST(KernelEmitterTest, HelpersComeFirstWithTheirArgumentsAddressSpaces) {
   EXPECT_LT(Sq, Global);
   EXPECT_LT(Global, Kernel);
   EXPECT_LT(Private, Kernel);
-  EXPECT_TRUE(contains(Out.Source, "sum(&A[i * n], n) + sum_p(local_, 4)"))
+  EXPECT_TRUE(
+      contains(Out.Source, "fpm_f_sum(&A[i * n], n) + fpm_f_sum_p(local_, 4)"))
       << Out.Source;
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
@@ -320,6 +330,320 @@ TEST(KernelEmitterTest, ReservedNamesAreRenamed) {
   EXPECT_TRUE(contains(Out.Source, "__global const float *global_"))
       << Out.Source;
   EXPECT_TRUE(contains(Out.Source, "float half_ = global_[i] / 2;"))
+      << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, UserNamesMeetNoOpenClNameNorEachOther) {
+  // A name OpenCL C gives a meaning gets a `_`, and so does each such name
+  // already followed by `_`s; a generated name's (fpm_) or the
+  // implementation's (__x, _X) gets a `u`, and so does each such name
+  // already after `u`s.
+  EXPECT_EQ(fpm::kernelIdentifier("x"), "x");
+  EXPECT_EQ(fpm::kernelIdentifier("_x"), "_x");
+  EXPECT_EQ(fpm::kernelIdentifier("maximum"), "maximum");
+  EXPECT_EQ(fpm::kernelIdentifier("max"), "max_");
+  EXPECT_EQ(fpm::kernelIdentifier("max_"), "max__");
+  EXPECT_EQ(fpm::kernelIdentifier("get_global_id"), "get_global_id_");
+  EXPECT_EQ(fpm::kernelIdentifier("convert_int4_sat"), "convert_int4_sat_");
+  EXPECT_EQ(fpm::kernelIdentifier("float4"), "float4_");
+  EXPECT_EQ(fpm::kernelIdentifier("global"), "global_");
+  EXPECT_EQ(fpm::kernelIdentifier("INFINITY"), "INFINITY_");
+  EXPECT_EQ(fpm::kernelIdentifier("M_PI"), "M_PI_");
+  EXPECT_EQ(fpm::kernelIdentifier("fpm_l"), "ufpm_l");
+  EXPECT_EQ(fpm::kernelIdentifier("ufpm_l"), "uufpm_l");
+  EXPECT_EQ(fpm::kernelIdentifier("__FILE_"), "u__FILE_");
+  EXPECT_EQ(fpm::kernelIdentifier("_Max"), "u_Max");
+  EXPECT_EQ(fpm::kernelIdentifier("u"), "u");
+  EXPECT_EQ(fpm::kernelIdentifier("uint"), "uint_");
+  // No two names meet, and none is a built-in's or a generated one.
+  std::vector<std::string> Names;
+  for (const char *Base :
+       {"x", "max", "dot", "sign", "fpm_l", "fpm_f_sq", "__x", "_X", "_x", "u",
+        "uint", "int4", "as_int", "NAN", "barrier", "fpm", "size_t"})
+    for (const char *Before : {"", "u", "uu"})
+      for (const char *After : {"", "_", "__"})
+        Names.push_back(std::string(Before) + Base + After);
+  std::set<std::string> Seen;
+  for (const std::string &Name : Names) {
+    std::string Kernel = fpm::kernelIdentifier(Name);
+    EXPECT_TRUE(Seen.insert(Kernel).second) << Name << " -> " << Kernel;
+    EXPECT_FALSE(llvm::StringRef(Kernel).starts_with("fpm_")) << Name;
+    for (const char *Builtin : {"max", "dot", "sign", "barrier", "uint", "int4",
+                                "as_int", "NAN", "size_t", "__x"})
+      EXPECT_NE(Kernel, Builtin) << Name;
+  }
+}
+
+TEST(KernelEmitterTest, HelpersOfOneNameGetNamesOfTheirOwn) {
+  // Overloads, a template's instantiations, functions of one name in two
+  // namespaces: each emitted once, each call to its own.
+  Outcome Out = emit(R"(
+    float lerp(float a, float b, float t) { return a + t * (b - a); }
+    double lerp(double a, double b, double t) { return a + t * (b - a) + 1; }
+    template <class T> T sq(T x) { return x * x + sizeof(T); }
+    namespace a { double f(double x) { return x + 1; } }
+    namespace b { double f(double x) { return a::f(x) * 3; } }
+    void f(int n, const double *x, double *y, float *z) {
+      for (int i = 0; i < n; ++i) {
+        y[i] = lerp(x[i], 2.0, 0.5) + sq(x[i]) + a::f(x[i]) + b::f(x[i]);
+        z[i] = lerp((float)x[i], 2.0f, 0.5f) + sq((float)x[i]);
+      }
+    })",
+                     {{"x", 0, false}, {"y", 1, true}, {"z", 2, true}}, true);
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"static double fpm_f_lerp(double a, double b, double t)",
+        "static double fpm_f_sq(double x) {\n  return x * x + 8UL;",
+        "static double fpm_f_f(double x) {\n  return x + 1;",
+        "static double fpm_f_f_2(double x) {\n  return fpm_f_f(x) * 3;",
+        "static float fpm_f_lerp_2(float a, float b, float t)",
+        "static float fpm_f_sq_2(float x) {\n  return x * x + 4UL;",
+        "y[i] = fpm_f_lerp(x[i], 2.0, 0.5) + fpm_f_sq(x[i]) + fpm_f_f(x[i]) + "
+        "fpm_f_f_2(x[i]);",
+        "z[i] = fpm_f_lerp_2((float)(x[i]), 2.0f, 0.5f) + "
+        "fpm_f_sq_2((float)(x[i]));",
+        "/* b::f */\nstatic double fpm_f_f_2(", "/* sq<float> */\n"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  // Each once: six functions.
+  EXPECT_EQ(count(Out.Source, "static "), 6u) << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, HelpersNamedAsBuiltinsAreRenamed) {
+  // A function named as an OpenCL C built-in must not be the built-in; its
+  // arguments are converted as C converts them (sign(x[i]) truncates).
+  Outcome Out = emit(R"(
+    static int sign(int v) { return v > 0 ? 7 : -7; }
+    static int max(int a, int b) { return a > b ? a + 1 : b - 1; }
+    static double clamp(double v, double lo, double hi) {
+      return v < lo ? lo : v > hi ? hi : v;
+    }
+    static double select(double a, double b, int c) { return c ? a : b; }
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i)
+        y[i] = sign(x[i]) + max(i, 3) + clamp(x[i], 0, 1) + select(1, 2, i);
+    })",
+                     {{"x", 0, false}, {"y", 1, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"static int fpm_f_sign(int v)", "static int fpm_f_max(int a, int b)",
+        "static double fpm_f_clamp(double v, double lo, double hi)",
+        "static double fpm_f_select(double a, double b, int c)",
+        "y[i] = fpm_f_sign((int)(x[i])) + fpm_f_max(i, 3) + "
+        "fpm_f_clamp(x[i], (double)(0), (double)(1)) + "
+        "fpm_f_select((double)(1), (double)(2), i);"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, VariablesNamedAsBuiltinsAreRenamed) {
+  // Names the kernel's own code calls (get_global_id, barrier, abs),
+  // OpenCL C's macros (INFINITY) and generated names (fpm_l): a scalar, a
+  // reduction variable, an array, locals, a helper's parameter.
+  Outcome Out = emit(R"(
+    #include <stdlib.h>
+    static double twice(double dot) { double length = dot * 2; return length; }
+    double f(int n, int get_global_id, const double *min, long *y) {
+      double barrier = 0;
+      for (int i = 0; i < n; ++i) {
+        double INFINITY = 0.5, fpm_l = 2;
+        int abs = i % 7;
+        y[i] = labs((long)min[i]) + abs;
+        barrier += twice(min[i]) + INFINITY + fpm_l + get_global_id;
+      }
+      return barrier;
+    })",
+                     {{"min", 0, false}, {"y", 1, true}}, false, {},
+                     {{"barrier", fpm::ReductionOp::Add}});
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"static double fpm_f_twice(double dot_) {\n"
+        "  double length_ = dot_ * 2;",
+        "const int get_global_id_, __global const double *min_, __global long "
+        "*y, __global double *fpm_partial_barrier_)",
+        "double barrier_ = 0; /* reduction(+: barrier) */",
+        "double INFINITY_ = 0.5; double ufpm_l = 2;", "int abs_ = i % 7;",
+        "y[i] = (long)abs((long)(min_[i])) + abs_;",
+        "barrier_ += fpm_f_twice(min_[i]) + INFINITY_ + ufpm_l + "
+        "get_global_id_;",
+        "barrier(CLK_LOCAL_MEM_FENCE);"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  ASSERT_EQ(Out.Params.size(), 6u);
+  EXPECT_EQ(Out.Params[2].HostExpr, "get_global_id");
+  EXPECT_EQ(Out.Params[3].HostExpr, "min");
+  EXPECT_EQ(Out.Params[5].HostExpr, "barrier");
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, AbsOfEveryType) {
+  // std::abs of a floating type is fabs (OpenCL's abs takes integers); of
+  // an integer type OpenCL's abs, its unsigned result converted back.
+  Outcome Out = emit(R"(
+    #include <cmath>
+    #include <cstdlib>
+    void f(int n, const double *x, const int *k, double *y, float *z,
+           long *w) {
+      for (int i = 0; i < n; ++i) {
+        y[i] = std::abs(x[i]) + std::fabs(k[i]) + std::fmin(x[i], 1.5f);
+        z[i] = std::abs((float)x[i]) + fabsf((float)x[i]) +
+               std::fmax((float)x[i], 2.0f);
+        w[i] = std::abs(k[i]) + std::abs(k[i] * 3L) + labs(k[i]) +
+               llabs(k[i]);
+      }
+    })",
+                     {{"x", 0, false},
+                      {"k", 1, false},
+                      {"y", 2, true},
+                      {"z", 3, true},
+                      {"w", 4, true}},
+                     true);
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"y[i] = fabs(x[i]) + fabs((double)(k[i])) + fmin(x[i], "
+        "(double)(1.5f));",
+        "z[i] = fabs((float)(x[i])) + fabs((float)(x[i])) + "
+        "fmax((float)(x[i]), 2.0f);",
+        "w[i] = (int)abs(k[i]) + (long)abs(k[i] * 3L) + "
+        "(long)abs((long)(k[i])) "
+        "+ (long)abs((long)(k[i]));"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, StaticMemberFunctionsAreHelpers) {
+  // A static member function is a function like another (no object): the
+  // comment above it says which.
+  Outcome Out = emit(R"(
+    struct S { static double f(double x) { return x / 4; } };
+    namespace a { double f(double x) { return S::f(x) + 1; } }
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i) y[i] = S::f(x[i]) + a::f(x[i]);
+    })",
+                     {{"x", 0, false}, {"y", 1, true}}, true);
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"/* S::f */\nstatic double fpm_f_f(double x) {\n  return x / 4;",
+        "/* a::f */\nstatic double fpm_f_f_2(double x) {\n"
+        "  return fpm_f_f(x) + 1;",
+        "y[i] = fpm_f_f(x[i]) + fpm_f_f_2(x[i]);"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+
+  // Called through an object, the object is an expression the kernel
+  // would drop.
+  Out = emit(R"(
+    struct S { static double f(double x) { return x / 4; } };
+    S s;
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i)
+        y[i] = s.f(x[i]);
+    })",
+             {{"x", 0, false}, {"y", 1, true}}, true);
+  EXPECT_TRUE(contains(Out.Refusal,
+                       "calls the static member function 'f' through an "
+                       "object"))
+      << Out.Refusal;
+  EXPECT_EQ(Out.RefusalLine, 6u);
+}
+
+TEST(KernelEmitterTest, DefaultArgumentsArePassed) {
+  Outcome Out = emit(R"(
+    enum { Three = 3 };
+    double scale(double x, double by = 2, int plus = Three) {
+      return x * by + plus;
+    }
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i) y[i] = scale(x[i]) + scale(x[i], 4);
+    })",
+                     {{"x", 0, false}, {"y", 1, true}}, true);
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source,
+                       "y[i] = fpm_f_scale(x[i], (double)(2), (int)(3)) + "
+                       "fpm_f_scale(x[i], (double)(4), (int)(3));"))
+      << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+
+  // A default argument that reads a variable names it where the callee
+  // is, not where the loop is.
+  Out = emit(R"(
+    namespace cfg { double by = 2; }
+    double scale(double x, double k = cfg::by) { return x * k; }
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i)
+        y[i] = scale(x[i]);
+    })",
+             {{"x", 0, false}, {"y", 1, true}}, true);
+  EXPECT_TRUE(contains(Out.Refusal, "default argument that reads a variable"))
+      << Out.Refusal;
+  EXPECT_EQ(Out.RefusalLine, 6u);
+}
+
+TEST(KernelEmitterTest, HostVariablesNamedWithAQualifier) {
+  // cfg::scale where a local scale hides it at the loop: the host passes
+  // ::cfg::scale, and the kernel names it fpm_v_scale, which the body's own
+  // scale (declared after the host's scale is read) does not hide.
+  Outcome Out = emit(R"(
+    namespace cfg { double scale = 2; }
+    namespace other { double scale = 3; }
+    struct S { static double w; };
+    double S::w = 5;
+    void f(int n, const double *x, double *y) {
+      double scale = 10;
+      for (int i = 0; i < n; ++i) {
+        y[i] = x[i] * cfg::scale + other::scale + scale + S::w;
+        double scale = 7;
+        y[i] += scale * ::cfg::scale;
+      }
+    })",
+                     {{"x", 0, false}, {"y", 1, true}}, true);
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"const double fpm_v_scale, const double fpm_v_scale_2, const double "
+        "scale, const double fpm_v_w,",
+        "  {\n    y[i] = x[i] * fpm_v_scale + fpm_v_scale_2 + scale + "
+        "fpm_v_w;\n    double scale = 7;\n"
+        "    y[i] += scale * fpm_v_scale;\n  }\n"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  ASSERT_EQ(Out.Params.size(), 8u);
+  EXPECT_EQ(Out.Params[2].HostExpr, "::cfg::scale");
+  EXPECT_EQ(Out.Params[3].HostExpr, "::other::scale");
+  EXPECT_EQ(Out.Params[4].HostExpr, "scale");
+  EXPECT_EQ(Out.Params[5].HostExpr, "::S::w");
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+
+  // The clauses' x is the loop's; cfg::x may be another array.
+  Out = emit(R"(
+    namespace cfg { double x[8]; }
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i)
+        y[i] = cfg::x[i];
+    })",
+             {{"x", 0, false}, {"y", 1, true}}, true);
+  EXPECT_TRUE(contains(Out.Refusal, "names 'cfg::x' with a qualifier, and the "
+                                    "pragma's clauses name a 'x'"))
+      << Out.Refusal;
+  EXPECT_EQ(Out.RefusalLine, 5u);
+}
+
+TEST(KernelEmitterTest, BodyRedeclaringAKernelNameGetsABlock) {
+  // C lets the body declare, at its top, a name it has just read from the
+  // host (or the loop variable's): the kernel's top block has the
+  // parameters, so the body gets a block of its own.
+  Outcome Out = emit(R"(
+    void f(int n, double s, const double *x, double *y) {
+      for (int i = 0; i < n; ++i) {
+        y[i] = x[i] * s;
+        double s = 2;
+        int i = 3;
+        y[i] += s;
+      }
+    })",
+                     {{"x", 0, false}, {"y", 1, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "  {\n    y[i] = x[i] * s;\n"
+                                   "    double s = 2;\n    int i = 3;\n"
+                                   "    y[i] += s;\n  }\n}\n"))
       << Out.Source;
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
@@ -425,8 +749,8 @@ TEST(KernelEmitterTest, EachOperatorStartsFromItsIdentity) {
         "float prod = 1;",
         "long mask = (long)~0;",
         "short sh = SHRT_MIN;",
-        "bool all = 1;",
-        "uchar any = 0;",
+        "bool all_ = 1;",
+        "uchar any_ = 0;",
         "uint bits = 0;",
         "uint flip = 0;",
         "least = fpm_group_least[fpm_j] < least ? fpm_group_least[fpm_j] : "
@@ -434,13 +758,13 @@ TEST(KernelEmitterTest, EachOperatorStartsFromItsIdentity) {
         "top = top < fpm_group_top[fpm_j] ? fpm_group_top[fpm_j] : top;",
         "prod = prod * fpm_group_prod[fpm_j];",
         "mask = mask & fpm_group_mask[fpm_j];",
-        "all = all && fpm_group_all[fpm_j];",
-        "any = any || fpm_group_any[fpm_j];",
+        "all_ = all_ && fpm_group_all_[fpm_j];",
+        "any_ = any_ || fpm_group_any_[fpm_j];",
         "bits = bits | fpm_group_bits[fpm_j];",
         "flip = flip ^ fpm_group_flip[fpm_j];",
-        "__local uchar fpm_group_all[64];",
-        "__global uchar *fpm_partial_all",
-        "__global uchar *fpm_partial_any"})
+        "__local uchar fpm_group_all_[64];",
+        "__global uchar *fpm_partial_all_",
+        "__global uchar *fpm_partial_any_"})
     EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
