@@ -147,8 +147,9 @@ llvm::SmallVector<DataArg, 4> dataArgs(const PartitionPragma &P) {
 }
 
 /// The data part of the loop's block (lib/README.md, "The data clauses in
-/// fpm_loop.data"): fills fpm_sections<S> with each section's array, kind
-/// and element size, then with its lower bound and length at the logical
+/// fpm_loop.data"): fills fpm_sections<S> (zeroed) with each section's
+/// array, kind, element size and clause, then with its lower bound and
+/// length at the logical
 /// iterations fpm_sample_iteration() names, the loop variable Var (of type
 /// Type) computed from each as the body computes it; fpm_describe_sections
 /// turns them into fpm_data<S> and fpm_info<S>.data when every section is
@@ -169,13 +170,15 @@ void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
     OS << T.lineDirective(Section.Loc);
     OS << "  " << E << ".kind = " << Args[I].Kind << "; " << E
        << ".base = (void *)" << Section.Array << "; " << E << ".size = sizeof("
-       << Section.Array << "[0]); /* " << commentSafe(Args[I].Clause);
+       << Section.Array << "[0]); " << E << ".clause = \""
+       << escapeString(Args[I].Clause) << "\";";
     if (Section.Dims > 1)
-      OS << ", by whole elements of " << Section.Array
+      OS << " /* by whole elements of " << Section.Array
          << (StringRef(Args[I].Clause).starts_with("out(")
                  ? " (INOUT: they may be written in part)"
-                 : "");
-    OS << " */\n";
+                 : "")
+         << " */";
+    OS << "\n";
   }
   OS << "  {\n";
   OS << "    int fpm_s;\n";
@@ -223,7 +226,8 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
   if (L.Kernel)
     OS << kernelDeclarations(*L.Kernel, S, Cxx, T);
   if (!Data.empty()) {
-    OS << "  fpm_section fpm_sections" << S << "[" << Data.size() << "];\n";
+    OS << "  fpm_section fpm_sections" << S << "[" << Data.size()
+       << "] = " << Zero << ";\n";
     OS << "  fpm_arg fpm_data" << S << "[" << Data.size() << "];\n";
     OS << "  int fpm_affine" << S << ";\n";
   }
