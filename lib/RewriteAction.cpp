@@ -212,9 +212,9 @@ void RewriteConsumer::run(Sema &S) {
       continue;
     }
     auto [For, Fn] = It->second;
-    if (Clauses && !Clauses->check(Pragma, *For))
-      continue;
     LoopModel Loop;
+    if (Clauses && !Clauses->check(Pragma, *For, Loop.Shapes))
+      continue;
     Loop.Pragma = &Pragma;
     Loop.Fn = Fn;
     unsigned K = Ordinals[Fn]++;
