@@ -128,6 +128,49 @@ void copyInPartialOuts(ASTContext &Ctx, const LoopModel &L,
   }
 }
 
+/// The loop's step when it is a constant.
+std::optional<int64_t> constantStep(const ASTContext &Ctx,
+                                    const CanonicalLoop &Loop) {
+  int64_t Sign = Loop.StepNegated ? -1 : 1;
+  if (!Loop.Step)
+    return Sign;
+  Expr::EvalResult R;
+  if (Loop.Step->isValueDependent() || !Loop.Step->EvaluateAsInt(R, Ctx) ||
+      !R.Val.getInt().isSignedIntN(32))
+    return std::nullopt;
+  return Sign * R.Val.getInt().getExtValue();
+}
+
+/// E as a polynomial over variables.
+std::optional<IntPoly> polyOf(const ASTContext &Ctx, const Expr *E) {
+  return intPolyFromExpr(E, Ctx, [](const VarDecl *VD) {
+    return std::optional<IntPoly>(IntPoly::variable(VD));
+  });
+}
+
+/// Whether Lower, a section's lower bound, is >= 0 at every iteration of
+/// Loop, taking every variable but the loop's as >= 0 (sizes and offsets
+/// are). A wrong guess costs the device, never the answer: the runtime
+/// refuses a kernel an array whose section reaches below its element 0
+/// unless it takes its origin.
+bool startsAtZeroOrAbove(const ASTContext &Ctx, const CanonicalLoop &Loop,
+                         const std::optional<IntPoly> &Lower) {
+  if (!Lower || !Lower->hasNoNegativeCoefficient())
+    return false;
+  if (!Lower->uses(Loop.Var))
+    return true;
+  // The loop variable's least value: the start of a loop that runs up, the
+  // bound of one that runs down (one past it for `>` and `!=`).
+  std::optional<int64_t> Step = constantStep(Ctx, Loop);
+  if (!Step || *Step == 0)
+    return false;
+  std::optional<IntPoly> Least =
+      polyOf(Ctx, *Step > 0 ? Loop.Lower : Loop.Bound);
+  if (Least && *Step < 0 && Loop.Compare != LoopCompare::GE)
+    Least = Least->plus(*IntPoly::constant(1));
+  return Least && Least->hasNoNegativeCoefficient();
+}
+
 } // namespace
 
 bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
@@ -170,6 +213,12 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
                           "needs one section per array");
       Arrays.push_back({Section.Array, Index++, Written});
     }
+
+  // Which arrays' sections may reach below their element 0: the kernel
+  // takes where element 0 is in the buffer.
+  for (size_t I = 0; I < Arrays.size(); ++I)
+    Arrays[I].Origin = L.Shapes.size() != Arrays.size() || !L.Shapes[I].Known ||
+                       !startsAtZeroOrAbove(Ctx, L.Loop, L.Shapes[I].Lower);
 
   for (const ReductionVar &R : L.Vars.Reductions)
     if (R.ScalarType == "FPM_TYPE_LONG_DOUBLE")
