@@ -229,6 +229,18 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
   OS << ExtraDecls;
   if (L.Kernel)
     OS << kernelDeclarations(*L.Kernel, S, Cxx, T);
+  // A length that changes with the iteration is no section the runtime
+  // takes (the loop stays on CPU PEs: Offload): none is sampled then.
+  const SectionShape *Varies =
+      llvm::find_if(L.Shapes, [](const SectionShape &X) {
+        return X.Known && X.LengthVaries;
+      });
+  if (Varies != L.Shapes.end()) {
+    OS << "  /* fpm-rewrite: no data for the runtime: the length of '"
+       << commentSafe(Data[Varies - L.Shapes.begin()].Clause)
+       << "' changes with the iteration */\n";
+    Data.clear();
+  }
   if (!Data.empty()) {
     OS << "  fpm_section fpm_sections" << S << "[" << Data.size()
        << "] = " << Zero << ";\n";

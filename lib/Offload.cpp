@@ -214,11 +214,75 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
       Arrays.push_back({Section.Array, Index++, Written});
     }
 
-  // Which arrays' sections may reach below their element 0: the kernel
-  // takes where element 0 is in the buffer.
-  for (size_t I = 0; I < Arrays.size(); ++I)
-    Arrays[I].Origin = L.Shapes.size() != Arrays.size() || !L.Shapes[I].Known ||
-                       !startsAtZeroOrAbove(Ctx, L.Loop, L.Shapes[I].Lower);
+  // What the clauses alone show a device cannot take, which the runtime
+  // would otherwise refuse at every call.
+  if (L.Shapes.size() == Arrays.size()) {
+    std::string Var = "'" + L.Loop.Var->getName().str() + "'";
+    std::optional<int64_t> Step = constantStep(Ctx, L.Loop);
+    size_t I = 0;
+    for (const auto &[Sections, Kind] :
+         {std::pair{&P.In, "in"}, {&P.Out, "out"}, {&P.InOut, "inout"}})
+      for (const DataSection &Section : *Sections) {
+        const SectionShape &Shape = L.Shapes[I];
+        ClauseArray &Array = Arrays[I++];
+        if (!Shape.Known) {
+          Array.Origin = true;
+          continue;
+        }
+        std::string Named =
+            "its section '" + Section.Text + "' in '" + Kind + "(...)'";
+        if (Shape.LengthVaries)
+          return Refuse(Section.Loc,
+                        "the length of " + Named + " changes with " + Var +
+                            ", and the runtime copies the same number of "
+                            "elements for every iteration; give it the "
+                            "largest length an iteration needs");
+        if (std::optional<int64_t> Length =
+                Shape.Length ? Shape.Length->getConstant() : std::nullopt;
+            Length && *Length <= 0)
+          return Refuse(Section.Loc, Named + " has no element");
+        Array.Origin = !startsAtZeroOrAbove(Ctx, L.Loop, Shape.Lower);
+        if (!Array.Written)
+          continue;
+        // Written sections are copied back whole, each by the PE that ran
+        // the iteration: two iterations' must not share an element.
+        if (!Shape.LowerMoves)
+          return Refuse(
+              Section.Loc,
+              Section.Dims == 1
+                  ? Named + " is the same for every iteration (" + Var +
+                        " is not in its lower bound): a device copies a "
+                        "written section back whole, so two PEs would each "
+                        "copy back the elements the other wrote"
+                  : Named + " takes the same elements of '" + Section.Array +
+                        "' at every iteration (a device copies whole "
+                        "elements of its first dimension, and " +
+                        Var +
+                        " is not in that lower bound): two PEs would each "
+                        "copy back the elements the other wrote");
+        std::optional<std::pair<IntPoly, int64_t>> Linear =
+            Shape.Lower ? Shape.Lower->splitLinear(L.Loop.Var) : std::nullopt;
+        std::optional<int64_t> Length =
+            Shape.Length ? Shape.Length->getConstant() : std::nullopt;
+        if (Linear && Step && Length) {
+          int64_t Apart = Linear->second * *Step;
+          Apart = Apart < 0 ? -Apart : Apart;
+          if (Apart < *Length)
+            return Refuse(Section.Loc,
+                          "the written sections of neighbouring iterations "
+                          "overlap: " +
+                              Named + " starts " + std::to_string(Apart) +
+                              " element" + (Apart == 1 ? "" : "s") +
+                              " further at each iteration and has " +
+                              std::to_string(*Length) +
+                              ", and a device copies a written section "
+                              "back whole");
+        }
+      }
+  } else {
+    for (ClauseArray &Array : Arrays)
+      Array.Origin = true;
+  }
 
   for (const ReductionVar &R : L.Vars.Reductions)
     if (R.ScalarType == "FPM_TYPE_LONG_DOUBLE")
