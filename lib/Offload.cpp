@@ -150,15 +150,17 @@ std::optional<IntPoly> polyOf(const ASTContext &Ctx, const Expr *E) {
 
 /// Whether Lower, a section's lower bound, is >= 0 at every iteration of
 /// Loop, taking every variable but the loop's as >= 0 (sizes and offsets
-/// are). A wrong guess costs the device, never the answer: the runtime
-/// refuses a kernel an array whose section reaches below its element 0
-/// unless it takes its origin.
+/// are): with the loop variable written as its least value plus v >= 0,
+/// no coefficient is negative (`(i - 1) * n` from i = 1 is `v * n`). A
+/// wrong guess costs the device, never the answer: the runtime does not run
+/// a kernel on an array whose section reaches below its element 0 unless
+/// the kernel takes its origin.
 bool startsAtZeroOrAbove(const ASTContext &Ctx, const CanonicalLoop &Loop,
                          const std::optional<IntPoly> &Lower) {
-  if (!Lower || !Lower->hasNoNegativeCoefficient())
+  if (!Lower)
     return false;
   if (!Lower->uses(Loop.Var))
-    return true;
+    return Lower->hasNoNegativeCoefficient();
   // The loop variable's least value: the start of a loop that runs up, the
   // bound of one that runs down (one past it for `>` and `!=`).
   std::optional<int64_t> Step = constantStep(Ctx, Loop);
@@ -168,7 +170,11 @@ bool startsAtZeroOrAbove(const ASTContext &Ctx, const CanonicalLoop &Loop,
       polyOf(Ctx, *Step > 0 ? Loop.Lower : Loop.Bound);
   if (Least && *Step < 0 && Loop.Compare != LoopCompare::GE)
     Least = Least->plus(*IntPoly::constant(1));
-  return Least && Least->hasNoNegativeCoefficient();
+  std::optional<IntPoly> From =
+      Least ? Least->plus(IntPoly::variable(Loop.Var)) : std::nullopt;
+  std::optional<IntPoly> Shifted =
+      From ? Lower->substitute(Loop.Var, *From) : std::nullopt;
+  return Shifted && Shifted->hasNoNegativeCoefficient();
 }
 
 } // namespace
