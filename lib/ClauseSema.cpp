@@ -13,9 +13,11 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
+#include "clang/Lex/Lexer.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Parse/Parser.h"
 #include "clang/Sema/EnterExpressionEvaluationContext.h"
+#include "clang/Sema/Lookup.h"
 #include "clang/Sema/Scope.h"
 #include "clang/Sema/Sema.h"
 #include "llvm/ADT/STLExtras.h"
@@ -226,13 +228,239 @@ bool isHostAddressOrVoid(QualType T) {
          T->isFunctionType() || T->isVoidType();
 }
 
+/// Whether evaluating S reads V (not in the operand of a sizeof or an
+/// alignof, unless it has a variable size).
+bool evaluates(const Stmt *S, const VarDecl *V) {
+  if (!S)
+    return false;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+    return DRE->getDecl() == V;
+  if (const auto *Trait = dyn_cast<UnaryExprOrTypeTraitExpr>(S);
+      Trait && !Trait->getTypeOfArgument()->isVariablyModifiedType())
+    return false;
+  return llvm::any_of(S->children(),
+                      [&](const Stmt *C) { return evaluates(C, V); });
+}
+
+/// Reads a section's bound against the loop variable V: its degree in V
+/// (0 or 1) while it is affine in V, else where and why it is not. In a
+/// template's dependent bound (Dependent), what only an instantiation can
+/// tell (a cast to a dependent type, an operator of a dependent type, a
+/// construct it does not know) is taken as affine: only a read, a call or a
+/// product that is there in every instantiation stops it.
+class AffineReader {
+public:
+  AffineReader(const ASTContext &Ctx, const VarDecl *V, bool Dependent)
+      : Ctx(Ctx), V(V), Dependent(Dependent) {}
+
+  unsigned degree(const Expr *E);
+
+  /// Where the expression stops being affine in V (null if it does not).
+  const Expr *At = nullptr;
+  std::string Why;
+
+private:
+  /// E stops it: "'E' What 'V'After".
+  unsigned fail(const Expr *E, const char *What, const char *After = "") {
+    if (!At) {
+      At = E;
+      Why =
+          "'" + text(E) + "' " + What + " '" + V->getName().str() + "'" + After;
+    }
+    return 0;
+  }
+  /// Neither affine nor known not to be.
+  unsigned unknown(const Expr *E) {
+    return Dependent ? 0 : fail(E, "is not linear in");
+  }
+  std::string text(const Expr *E) const {
+    const SourceManager &SM = Ctx.getSourceManager();
+    return Lexer::getSourceText(SM.getExpansionRange(E->getSourceRange()), SM,
+                                Ctx.getLangOpts())
+        .str();
+  }
+  unsigned sum(const Expr *L, const Expr *R) {
+    return std::max(degree(L), degree(R));
+  }
+  unsigned product(const Expr *E, const Expr *L, const Expr *R) {
+    unsigned D = degree(L) + degree(R);
+    if (D > 1 && !At)
+      return fail(E, "multiplies two values computed from");
+    return D;
+  }
+
+  const ASTContext &Ctx;
+  const VarDecl *V;
+  bool Dependent;
+};
+
+unsigned AffineReader::degree(const Expr *E) {
+  if (At || !evaluates(E, V))
+    return 0;
+  E = E->IgnoreParens();
+  if (const auto *Full = dyn_cast<FullExpr>(E))
+    return degree(Full->getSubExpr());
+  if (isa<DeclRefExpr>(E))
+    return 1; // V itself: nothing else that evaluates V is one
+  if (const auto *Cast = dyn_cast<CastExpr>(E)) {
+    const Expr *Sub = Cast->getSubExpr();
+    switch (Cast->getCastKind()) {
+    case CK_LValueToRValue:
+    case CK_NoOp:
+      return degree(Sub);
+    case CK_IntegralCast:
+      // A narrower type wraps where the wider one would not.
+      if (Ctx.getIntWidth(Cast->getType()) < Ctx.getIntWidth(Sub->getType()))
+        return fail(E, "narrows a value computed from");
+      return degree(Sub);
+    case CK_Dependent:
+      return Dependent ? degree(Sub) : unknown(E);
+    default:
+      return fail(E, "converts a value computed from",
+                  " through a type that is no integer");
+    }
+  }
+  if (const auto *Construct = dyn_cast<CXXUnresolvedConstructExpr>(E);
+      Construct && Construct->getNumArgs() == 1)
+    return degree(Construct->getArg(0));
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    const Expr *L = BO->getLHS(), *R = BO->getRHS();
+    switch (BO->getOpcode()) {
+    case BO_Add:
+    case BO_Sub:
+      return sum(L, R);
+    case BO_Mul:
+      return product(E, L, R);
+    case BO_Shl:
+      if (!evaluates(R, V))
+        return degree(L);
+      break;
+    case BO_Comma:
+      if (!evaluates(L, V))
+        return degree(R);
+      break;
+    default:
+      break;
+    }
+    return fail(E, "is not linear in");
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(E)) {
+    switch (UO->getOpcode()) {
+    case UO_Minus:
+    case UO_Plus:
+    case UO_Not:
+      return degree(UO->getSubExpr());
+    case UO_Deref:
+      return fail(E, "reads memory at an address computed from");
+    default:
+      return fail(E, "is not linear in");
+    }
+  }
+  if (isa<ArraySubscriptExpr, MemberExpr>(E))
+    return fail(E, "reads memory at an address computed from");
+  // An operator of a dependent type may be the built-in one.
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+      Op && Dependent && Op->getNumArgs() == 2) {
+    switch (Op->getOperator()) {
+    case OO_Plus:
+    case OO_Minus:
+      return sum(Op->getArg(0), Op->getArg(1));
+    case OO_Star:
+      return product(E, Op->getArg(0), Op->getArg(1));
+    case OO_Subscript:
+      return fail(E, "reads memory at an address computed from");
+    default:
+      return unknown(E);
+    }
+  }
+  if (isa<CallExpr>(E))
+    return fail(E, "calls a function with a value computed from");
+  return unknown(E);
+}
+
+/// The loop variable of For: the variable its init declares or assigns.
+const VarDecl *loopVariable(const ForStmt &For) {
+  if (const auto *DS = dyn_cast_or_null<DeclStmt>(For.getInit()))
+    return DS->isSingleDecl() ? dyn_cast<VarDecl>(DS->getSingleDecl())
+                              : nullptr;
+  if (const auto *BO = dyn_cast_or_null<BinaryOperator>(For.getInit());
+      BO && BO->getOpcode() == BO_Assign)
+    if (const auto *DRE =
+            dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParenImpCasts()))
+      return dyn_cast<VarDecl>(DRE->getDecl());
+  return nullptr;
+}
+
 } // namespace
 
 ClauseSema::ClauseSema(Sema &S) : S(S) {}
 
 ClauseSema::~ClauseSema() = default;
 
-bool ClauseSema::check(const PartitionPragma &Pragma, const ForStmt &For) {
+void ClauseSema::readBound(const ClauseExpr &E, const Expr &X,
+                           const VarDecl &Var, const DataSection &Section,
+                           SectionShape &Shape) {
+  ASTContext &Ctx = S.getASTContext();
+  bool Dependent = X.isInstantiationDependent();
+  AffineReader Reader(Ctx, &Var, Dependent);
+  unsigned Degree = Reader.degree(&X);
+  if (Dependent) {
+    Shape.Known = false;
+    Degree = 0;
+  }
+  std::optional<IntPoly> Poly =
+      intPolyFromExpr(&X, Ctx, [](const VarDecl *VD) -> std::optional<IntPoly> {
+        return IntPoly::variable(VD);
+      });
+  // `i - i` reads i and does not move.
+  bool Uses = Degree > 0 && (!Poly || Poly->uses(&Var));
+  (E.IsLength ? Shape.Length : Shape.Lower) = Poly;
+  (E.IsLength ? Shape.LengthVaries : Shape.LowerMoves) = Uses;
+  // The section's array, as the loop sees it.
+  LookupResult Found(S, &Ctx.Idents.get(Section.Array), E.Loc,
+                     Sema::LookupOrdinaryName);
+  const ArrayType *Type = nullptr;
+  if (S.LookupName(Found, S.getCurScope()) && Found.isSingleResult())
+    if (const auto *VD = dyn_cast<ValueDecl>(Found.getFoundDecl()))
+      Type = Ctx.getAsArrayType(VD->getType().getNonReferenceType());
+  if (!E.IsLength)
+    Shape.IsArray = isa_and_nonnull<ConstantArrayType, VariableArrayType>(Type);
+  if (!Reader.At)
+    return;
+  // What to write instead: the whole array, its extent when its type says.
+  std::string Whole = E.Clause + "(" + Section.Array + "[0:";
+  const auto *Array = dyn_cast_or_null<ConstantArrayType>(Type);
+  if (Array)
+    Whole =
+        "'" + Whole + std::to_string(Array->getSize().getZExtValue()) + "])'";
+  else
+    Whole = "'" + Whole + "n])', n the number of elements of '" +
+            Section.Array + "'";
+  report(S.getDiagnostics(), Reader.At->getBeginLoc(), Level::Error,
+         "%0 is not affine in the loop variable '%1' (%2): a section must "
+         "move by a fixed number of elements from one iteration to the next, "
+         "which the runtime checks at three iterations only; name every "
+         "element the loop may touch instead, as in %3")
+      << E.What << Var.getName() << Reader.Why << Whole;
+}
+
+bool ClauseSema::check(const PartitionPragma &Pragma, const ForStmt &For,
+                       SectionShapes &Shapes) {
+  // A section's shape, by its clause and index there.
+  Shapes.assign(Pragma.In.size() + Pragma.Out.size() + Pragma.InOut.size(),
+                SectionShape());
+  auto ShapeOf = [&](const ClauseExpr &E) -> SectionShape & {
+    size_t Base = E.Clause == "in"    ? 0
+                  : E.Clause == "out" ? Pragma.In.size()
+                                      : Pragma.In.size() + Pragma.Out.size();
+    return Shapes[Base + E.Section];
+  };
+  auto SectionOf = [&](const ClauseExpr &E) -> const DataSection & {
+    return (E.Clause == "in"    ? Pragma.In
+            : E.Clause == "out" ? Pragma.Out
+                                : Pragma.InOut)[E.Section];
+  };
+  const VarDecl *Var = loopVariable(For);
   llvm::SmallVector<const ClauseExpr *, 8> Exprs;
   for (const ClauseExpr &E : Pragma.Exprs)
     if (E.K != ClauseExpr::Kind::KernelArg || kernelArgIsScalar(Pragma, E.Text))
@@ -387,6 +615,13 @@ bool ClauseSema::check(const PartitionPragma &Pragma, const ForStmt &For) {
         }
         if (X)
           X = S.ActOnFinishFullExpr(X, /*DiscardedValue=*/false).get();
+        if (E.K == ClauseExpr::Kind::Bound && E.Dim == 0) {
+          SectionShape &Shape = ShapeOf(E);
+          // Known once both bounds are read: the lower one comes first.
+          Shape.Known = X && Var && (!E.IsLength || Shape.Known);
+          if (X && Var)
+            readBound(E, *X, *Var, SectionOf(E), Shape);
+        }
         // A constant grain: what the runtime takes, at least 1 and an
         // int64_t.
         if (X && E.K == ClauseExpr::Kind::Grain && !X->isValueDependent())

@@ -48,22 +48,60 @@
 // are not given. A dependent expression in a template is left to the
 // compiler, which checks it at instantiation.
 //
+// A section's first dimension (the one the runtime copies: the others are
+// covered by whole elements of it) must be affine in the loop variable v:
+// a polynomial of degree 1 or 0 in v whose coefficients do not depend on v.
+// Every other name keeps its value while the sections are evaluated (before
+// the loop, at three sample iterations), so any expression without v is
+// such a coefficient (`len[0]`, `f(n)`); what is refused is v under a
+// memory read (`idx[i]`), a call, a product of two terms with v, or any
+// other operator (`/`, `?:`, a narrowing cast). In a template's dependent
+// bound, only what every instantiation has is refused (a read, a call, a
+// product); a cast or an operator of a dependent type passes. The runtime
+// checks a section at three iterations only: exact for an affine one, blind
+// between the samples for any other (a permutation that fixes them).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FPM_LIB_CLAUSESEMA_H
 #define FPM_LIB_CLAUSESEMA_H
 
+#include "IntPoly.h"
 #include "PragmaParser.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <memory>
+#include <optional>
 
 namespace clang {
+class Expr;
 class ForStmt;
 class Parser;
 class Sema;
+class VarDecl;
 } // namespace clang
 
 namespace fpm {
+
+/// A section's first dimension, `[Lower:Length]`, as ClauseSema read it
+/// against the loop variable.
+struct SectionShape {
+  /// Whether it was read: not where a bound is dependent (in a template).
+  bool Known = false;
+  /// The lower bound moves with the loop variable; the length changes with
+  /// it (each affine in it).
+  bool LowerMoves = false, LengthVaries = false;
+  /// Each as an integer polynomial over variables, where IntPoly can say.
+  std::optional<IntPoly> Lower, Length;
+  /// The section's array is declared as one (not a pointer; in a template,
+  /// not of a dependent type): `sizeof` gives its extent.
+  bool IsArray = false;
+};
+
+/// The shapes of a pragma's sections, in the order of the loop's fpm_args:
+/// in's, then out's, then inout's.
+using SectionShapes = llvm::SmallVector<SectionShape, 4>;
 
 /// Checks the clause expressions of one translation unit's partition
 /// pragmas, after the unit is parsed (it parses with a Parser of its own).
@@ -75,12 +113,21 @@ public:
   /// Checks the expressions of Pragma, the pragma of For: each parses as an
   /// expression in the loop's scope; a section's bounds and the grain have
   /// an integer type (or convert to one, in C++), a grain that is a
-  /// constant is at least 1 and fits int64_t; an argument of kernel(...)
+  /// constant is at least 1 and fits int64_t; the first dimension of a
+  /// section is affine in the loop variable; an argument of kernel(...)
   /// passed by value is no pointer, array or function. Errors (and Sema's
   /// warnings) are reported at the tokens; returns false after an error.
-  bool check(const PartitionPragma &Pragma, const clang::ForStmt &For);
+  /// Shapes gets each section's shape (Known false where it was not read).
+  bool check(const PartitionPragma &Pragma, const clang::ForStmt &For,
+             SectionShapes &Shapes);
 
 private:
+  /// Reads X, the first dimension's bound E of Section, against the loop
+  /// variable Var into Shape; an error at X where it is not affine in Var.
+  void readBound(const ClauseExpr &E, const clang::Expr &X,
+                 const clang::VarDecl &Var, const DataSection &Section,
+                 SectionShape &Shape);
+
   clang::Sema &S;
   std::unique_ptr<clang::Parser> P;
 };

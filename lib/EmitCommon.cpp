@@ -147,8 +147,9 @@ llvm::SmallVector<DataArg, 4> dataArgs(const PartitionPragma &P) {
 }
 
 /// The data part of the loop's block (lib/README.md, "The data clauses in
-/// fpm_loop.data"): fills fpm_sections<S> with each section's array, kind
-/// and element size, then with its lower bound and length at the logical
+/// fpm_loop.data"): fills fpm_sections<S> (zeroed) with each section's
+/// array, kind, element size, clause and, for an array (Shapes), its
+/// extent, then with its lower bound and length at the logical
 /// iterations fpm_sample_iteration() names, the loop variable Var (of type
 /// Type) computed from each as the body computes it; fpm_describe_sections
 /// turns them into fpm_data<S> and fpm_info<S>.data when every section is
@@ -156,9 +157,9 @@ llvm::SmallVector<DataArg, 4> dataArgs(const PartitionPragma &P) {
 /// preceded by a `#line` to the section's line, so that the compiler's
 /// messages about it point at the clause.
 void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
-              const std::string &Type, const std::string &Var,
-              const std::string &S, const std::string &I64,
-              const std::string &U64, const Text &T) {
+              ArrayRef<SectionShape> Shapes, const std::string &Type,
+              const std::string &Var, const std::string &S,
+              const std::string &I64, const std::string &U64, const Text &T) {
   std::string Sections = "fpm_sections" + S, Trip = "fpm_trip" + S;
   std::string N = std::to_string(Args.size());
   OS << "  /* fpm-rewrite: the data clauses' sections, sampled at iterations "
@@ -169,13 +170,19 @@ void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
     OS << T.lineDirective(Section.Loc);
     OS << "  " << E << ".kind = " << Args[I].Kind << "; " << E
        << ".base = (void *)" << Section.Array << "; " << E << ".size = sizeof("
-       << Section.Array << "[0]); /* " << commentSafe(Args[I].Clause);
+       << Section.Array << "[0]); " << E << ".clause = \""
+       << escapeString(Args[I].Clause) << "\";";
+    // An array's extent: the runtime reads nothing outside it.
+    if (Shapes.size() == Args.size() && Shapes[I].IsArray)
+      OS << " " << E << ".extent = (" << I64 << ")(sizeof(" << Section.Array
+         << ") / sizeof(" << Section.Array << "[0]));";
     if (Section.Dims > 1)
-      OS << ", by whole elements of " << Section.Array
+      OS << " /* by whole elements of " << Section.Array
          << (StringRef(Args[I].Clause).starts_with("out(")
                  ? " (INOUT: they may be written in part)"
-                 : "");
-    OS << " */\n";
+                 : "")
+         << " */";
+    OS << "\n";
   }
   OS << "  {\n";
   OS << "    int fpm_s;\n";
@@ -222,8 +229,21 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
   OS << ExtraDecls;
   if (L.Kernel)
     OS << kernelDeclarations(*L.Kernel, S, Cxx, T);
+  // A length that changes with the iteration is no section the runtime
+  // takes (the loop stays on CPU PEs: Offload): none is sampled then.
+  const SectionShape *Varies =
+      llvm::find_if(L.Shapes, [](const SectionShape &X) {
+        return X.Known && X.LengthVaries;
+      });
+  if (Varies != L.Shapes.end()) {
+    OS << "  /* fpm-rewrite: no data for the runtime: the length of '"
+       << commentSafe(Data[Varies - L.Shapes.begin()].Clause)
+       << "' changes with the iteration */\n";
+    Data.clear();
+  }
   if (!Data.empty()) {
-    OS << "  fpm_section fpm_sections" << S << "[" << Data.size() << "];\n";
+    OS << "  fpm_section fpm_sections" << S << "[" << Data.size()
+       << "] = " << Zero << ";\n";
     OS << "  fpm_arg fpm_data" << S << "[" << Data.size() << "];\n";
     OS << "  int fpm_affine" << S << ";\n";
   }
@@ -241,7 +261,7 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
   OS << "  fpm_info" << S << ".file = \"" << escapeString(LT.File) << "\";\n";
   OS << "  fpm_info" << S << ".line = " << LT.Line << ";\n";
   if (!Data.empty())
-    emitData(OS, Data, Type, LT.VarName, S, I64, LT.U64, T);
+    emitData(OS, Data, L.Shapes, Type, LT.VarName, S, I64, LT.U64, T);
 }
 
 void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
@@ -277,6 +297,13 @@ void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
     case KernelParam::Kind::Extent:
       Scalar(P.Name + S);
       break;
+    case KernelParam::Kind::Origin: {
+      auto Array = llvm::find_if(K.Params, [&](const KernelParam &Q) {
+        return Q.K == KernelParam::Kind::Array && Q.Section == P.Section;
+      });
+      OS << "fpm_origin_arg(" << Array - K.Params.begin() << ");\n";
+      break;
+    }
     case KernelParam::Kind::Reduction:
       // One partial result per work-group, of the variable's size; the
       // runtime allocates them (fpm.h, FPM_ARG_REDUCTION).

@@ -102,6 +102,10 @@ std::optional<int64_t> IntPoly::getConstant() const {
   return std::nullopt;
 }
 
+bool IntPoly::hasNoNegativeCoefficient() const {
+  return llvm::all_of(Terms, [](const auto &Term) { return Term.second > 0; });
+}
+
 bool IntPoly::uses(Var V) const {
   return llvm::any_of(Terms, [&](const auto &Term) {
     return llvm::is_contained(Term.first, V);

@@ -56,6 +56,9 @@ public:
 
   /// The value if this is a constant.
   std::optional<int64_t> getConstant() const;
+  /// Whether no coefficient (the constant's included) is negative: then
+  /// the value is >= 0 wherever every variable is.
+  bool hasNoNegativeCoefficient() const;
   bool uses(Var V) const;
   /// The variables this uses, each once.
   llvm::SmallVector<Var, 4> vars() const;

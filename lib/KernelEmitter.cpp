@@ -1317,7 +1317,9 @@ GeneratedKernel KernelPrinter::run() {
   K.Name = Request.Name;
   K.Options = "-cl-fp32-correctly-rounded-divide-sqrt";
   // Parameters: the loop's lower bound and step, the scalars, the arrays
-  // in the order of the data clauses, the variable extents.
+  // in the order of the data clauses (each with its origin, where it takes
+  // one), the variable extents.
+  std::string OriginMoves;
   std::string Params = "const " + VarType + " fpm_lower, const long fpm_step";
   K.Params.push_back({KernelParam::Kind::Lower, "", 0, "", "", {}});
   K.Params.push_back({KernelParam::Kind::Step, "", 0, "", "", {}});
@@ -1350,6 +1352,15 @@ GeneratedKernel KernelPrinter::run() {
               type(Shape.Element.getUnqualifiedType(), VD->getLocation()) +
               " *" + kernelName(VD);
     K.Params.push_back({KernelParam::Kind::Array, A.Name, A.Index, "", "", {}});
+    if (A.Origin) {
+      // Its buffer starts at the section's lowest element: element 0 is
+      // fpm_origin_<name> elements further.
+      std::string Origin = "fpm_origin_" + kernelName(VD);
+      Params += ", const long " + Origin;
+      K.Params.push_back(
+          {KernelParam::Kind::Origin, A.Name, A.Index, "", "", {}});
+      OriginMoves += "  " + kernelName(VD) + " += " + Origin + ";\n";
+    }
   }
   for (size_t I = 0; I < ExtentParams.size(); ++I) {
     Params += ", " + ExtentDecls[I];
@@ -1399,6 +1410,7 @@ GeneratedKernel KernelPrinter::run() {
     OS << P;
   OS << Helpers;
   OS << "__kernel void " << K.Name << "(" << Params << ") {\n";
+  OS << OriginMoves;
   OS << "  const " << VarType << " " << kernelName(Var) << " = (" << VarType
      << ")((ulong)fpm_lower + (ulong)get_global_id(0) * (ulong)fpm_step);\n";
   OS << BoolDecls << PrivateDecls << ReductionDecls << Statements << Reduce

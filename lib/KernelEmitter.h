@@ -51,24 +51,29 @@ struct ClauseArray {
   unsigned Index = 0;
   /// Whether the loop's clauses let the device write it (out, inout).
   bool Written = false;
+  /// Whether its section may reach below its element 0: the kernel then
+  /// takes where element 0 is in its buffer (KernelParam::Kind::Origin).
+  bool Origin = false;
 };
 
 /// One parameter of a generated kernel and what the host passes for it.
 struct KernelParam {
   enum class Kind {
-    Lower,    ///< the loop variable's value at iteration 0
-    Step,     ///< the step, as int64_t
-    Scalar,   ///< a variable of the host, by value: HostExpr names it
-    Array,    ///< the fpm_arg of data section Section
-    Extent,   ///< an array's variable extent: HostExpr computes it (int64_t)
-    Reduction ///< reduction Reduction's partial results (FPM_ARG_REDUCTION):
-              ///< a `__global` pointer to one per work-group; HostExpr
-              ///< names the variable
+    Lower,     ///< the loop variable's value at iteration 0
+    Step,      ///< the step, as int64_t
+    Scalar,    ///< a variable of the host, by value: HostExpr names it
+    Array,     ///< the fpm_arg of data section Section
+    Extent,    ///< an array's variable extent: HostExpr computes it (int64_t)
+    Reduction, ///< reduction Reduction's partial results
+               ///< (FPM_ARG_REDUCTION): a `__global` pointer to one per
+               ///< work-group; HostExpr names the variable
+    Origin     ///< where element 0 of data section Section's array is in its
+               ///< buffer (FPM_ARG_ORIGIN), a long
   };
   Kind K = Kind::Scalar;
   /// Scalar: the host's variable; Extent: the expression the host computes.
   std::string HostExpr;
-  /// Array: the index of its section in the loop's fpm_args.
+  /// Array, Origin: the index of its section in the loop's fpm_args.
   unsigned Section = 0;
   /// Extent: the parameter's name in the kernel.
   std::string Name;

@@ -15,6 +15,7 @@
 #ifndef FPM_LIB_LOOPMODEL_H
 #define FPM_LIB_LOOPMODEL_H
 
+#include "ClauseSema.h"
 #include "KernelEmitter.h"
 #include "LoopChecker.h"
 #include "PragmaParser.h"
@@ -37,6 +38,9 @@ struct LoopModel {
   const clang::FunctionDecl *Fn = nullptr;
   CanonicalLoop Loop;
   LoopVariables Vars;
+  /// Its sections' first dimensions against the loop variable (ClauseSema),
+  /// in the order of the loop's fpm_args; empty when they were not read.
+  SectionShapes Shapes;
   /// The loop's name: the name clause's, or `<file stem>.<function>.<k>`.
   std::string Name;
   /// The loop's ordinal in the file: the suffix of the names generated for

@@ -128,6 +128,55 @@ void copyInPartialOuts(ASTContext &Ctx, const LoopModel &L,
   }
 }
 
+/// The loop's step when it is a constant.
+std::optional<int64_t> constantStep(const ASTContext &Ctx,
+                                    const CanonicalLoop &Loop) {
+  int64_t Sign = Loop.StepNegated ? -1 : 1;
+  if (!Loop.Step)
+    return Sign;
+  Expr::EvalResult R;
+  if (Loop.Step->isValueDependent() || !Loop.Step->EvaluateAsInt(R, Ctx) ||
+      !R.Val.getInt().isSignedIntN(32))
+    return std::nullopt;
+  return Sign * R.Val.getInt().getExtValue();
+}
+
+/// E as a polynomial over variables.
+std::optional<IntPoly> polyOf(const ASTContext &Ctx, const Expr *E) {
+  return intPolyFromExpr(E, Ctx, [](const VarDecl *VD) {
+    return std::optional<IntPoly>(IntPoly::variable(VD));
+  });
+}
+
+/// Whether Lower, a section's lower bound, is >= 0 at every iteration of
+/// Loop, taking every variable but the loop's as >= 0 (sizes and offsets
+/// are): with the loop variable written as its least value plus v >= 0,
+/// no coefficient is negative (`(i - 1) * n` from i = 1 is `v * n`). A
+/// wrong guess costs the device, never the answer: the runtime does not run
+/// a kernel on an array whose section reaches below its element 0 unless
+/// the kernel takes its origin.
+bool startsAtZeroOrAbove(const ASTContext &Ctx, const CanonicalLoop &Loop,
+                         const std::optional<IntPoly> &Lower) {
+  if (!Lower)
+    return false;
+  if (!Lower->uses(Loop.Var))
+    return Lower->hasNoNegativeCoefficient();
+  // The loop variable's least value: the start of a loop that runs up, the
+  // bound of one that runs down (one past it for `>` and `!=`).
+  std::optional<int64_t> Step = constantStep(Ctx, Loop);
+  if (!Step || *Step == 0)
+    return false;
+  std::optional<IntPoly> Least =
+      polyOf(Ctx, *Step > 0 ? Loop.Lower : Loop.Bound);
+  if (Least && *Step < 0 && Loop.Compare != LoopCompare::GE)
+    Least = Least->plus(*IntPoly::constant(1));
+  std::optional<IntPoly> From =
+      Least ? Least->plus(IntPoly::variable(Loop.Var)) : std::nullopt;
+  std::optional<IntPoly> Shifted =
+      From ? Lower->substitute(Loop.Var, *From) : std::nullopt;
+  return Shifted && Shifted->hasNoNegativeCoefficient();
+}
+
 } // namespace
 
 bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
@@ -170,6 +219,76 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
                           "needs one section per array");
       Arrays.push_back({Section.Array, Index++, Written});
     }
+
+  // What the clauses alone show a device cannot take, which the runtime
+  // would otherwise refuse at every call.
+  if (L.Shapes.size() == Arrays.size()) {
+    std::string Var = "'" + L.Loop.Var->getName().str() + "'";
+    std::optional<int64_t> Step = constantStep(Ctx, L.Loop);
+    size_t I = 0;
+    for (const auto &[Sections, Kind] :
+         {std::pair{&P.In, "in"}, {&P.Out, "out"}, {&P.InOut, "inout"}})
+      for (const DataSection &Section : *Sections) {
+        const SectionShape &Shape = L.Shapes[I];
+        ClauseArray &Array = Arrays[I++];
+        if (!Shape.Known) {
+          Array.Origin = true;
+          continue;
+        }
+        std::string Named =
+            "its section '" + Section.Text + "' in '" + Kind + "(...)'";
+        if (Shape.LengthVaries)
+          return Refuse(Section.Loc,
+                        "the length of " + Named + " changes with " + Var +
+                            ", and the runtime copies the same number of "
+                            "elements for every iteration; give it the "
+                            "largest length an iteration needs");
+        if (std::optional<int64_t> Length =
+                Shape.Length ? Shape.Length->getConstant() : std::nullopt;
+            Length && *Length <= 0)
+          return Refuse(Section.Loc, Named + " has no element");
+        Array.Origin = !startsAtZeroOrAbove(Ctx, L.Loop, Shape.Lower);
+        if (!Array.Written)
+          continue;
+        // Written sections are copied back whole, each by the PE that ran
+        // the iteration: two iterations' must not share an element.
+        if (!Shape.LowerMoves)
+          return Refuse(
+              Section.Loc,
+              Section.Dims == 1
+                  ? Named + " is the same for every iteration (" + Var +
+                        " is not in its lower bound): a device copies a "
+                        "written section back whole, so two PEs would each "
+                        "copy back the elements the other wrote"
+                  : Named + " takes the same elements of '" + Section.Array +
+                        "' at every iteration (a device copies whole "
+                        "elements of its first dimension, and " +
+                        Var +
+                        " is not in that lower bound): two PEs would each "
+                        "copy back the elements the other wrote");
+        std::optional<std::pair<IntPoly, int64_t>> Linear =
+            Shape.Lower ? Shape.Lower->splitLinear(L.Loop.Var) : std::nullopt;
+        std::optional<int64_t> Length =
+            Shape.Length ? Shape.Length->getConstant() : std::nullopt;
+        if (Linear && Step && Length) {
+          int64_t Apart = Linear->second * *Step;
+          Apart = Apart < 0 ? -Apart : Apart;
+          if (Apart < *Length)
+            return Refuse(Section.Loc,
+                          "the written sections of neighbouring iterations "
+                          "overlap: " +
+                              Named + " starts " + std::to_string(Apart) +
+                              " element" + (Apart == 1 ? "" : "s") +
+                              " further at each iteration and has " +
+                              std::to_string(*Length) +
+                              ", and a device copies a written section "
+                              "back whole");
+        }
+      }
+  } else {
+    for (ClauseArray &Array : Arrays)
+      Array.Origin = true;
+  }
 
   for (const ReductionVar &R : L.Vars.Reductions)
     if (R.ScalarType == "FPM_TYPE_LONG_DOUBLE")

@@ -455,6 +455,12 @@ bool ClauseParser::parseSections(const Token &Clause, ArrayRef<Token> Args,
                        " of the section '" + Section.Text + "'";
       addExpr(ClauseExpr::Kind::Bound, "the lower bound" + Of, Bounds[D].first);
       addExpr(ClauseExpr::Kind::Bound, "the length" + Of, Bounds[D].second);
+      for (ClauseExpr *E : {&Pragma.Exprs.end()[-2], &Pragma.Exprs.end()[-1]}) {
+        E->Clause = ClauseName.str();
+        E->Section = Sections.size();
+        E->Dim = D;
+      }
+      Pragma.Exprs.back().IsLength = true;
     }
     for (size_t I = Begin; I < Pos; ++I)
       if (StringRef Id = identifierOf(Args[I]);

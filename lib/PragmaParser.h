@@ -130,6 +130,12 @@ struct ClauseExpr {
   std::string What;
   /// The text as written (line splices removed), for KernelArg.
   std::string Text;
+  /// Bound: its section's clause ("in", "out", "inout") and index there,
+  /// the dimension (0: the first) and whether it is the length (else the
+  /// lower bound).
+  std::string Clause;
+  unsigned Section = 0, Dim = 0;
+  bool IsLength = false;
   llvm::SmallVector<clang::Token, 8> Tokens;
   /// Its first token as written, for messages about it as a whole.
   clang::SourceLocation Loc;

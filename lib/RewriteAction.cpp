@@ -172,9 +172,9 @@ void RewriteConsumer::run(Sema &S) {
              "compute its bounds before the loop");
       continue;
     }
-    if (Clauses && !Clauses->check(Pragma, *For))
-      continue;
     LoopModel Loop;
+    if (Clauses && !Clauses->check(Pragma, *For, Loop.Shapes))
+      continue;
     Loop.Pragma = &Pragma;
     Loop.PragmaApart = PastDirectives;
     Loop.Fn = Fn;

@@ -65,22 +65,26 @@ typedef int (*fpm_body_fn)(int64_t begin, int64_t end, void *context);
  * as the pragma's `A[i*n : n]` says (the section of a chunk is the union of
  * its iterations'). stride = 0 makes the section the same for every
  * iteration: shared data; with stride = 0 and count = 0 it is the whole
- * array.
+ * array. Zero-initialise, then set fields (or take fpm_scalar_arg's,
+ * fpm_origin_arg's or fpm_describe_sections' args).
  */
 enum fpm_arg_kind {
-  FPM_ARG_SCALAR = 0,   /* a value: `data` points to `size` bytes */
-  FPM_ARG_IN = 1,       /* an array the loop reads */
-  FPM_ARG_OUT = 2,      /* an array the loop writes (every element of the
-                           section of each iteration it runs) */
-  FPM_ARG_INOUT = 3,    /* an array the loop reads and writes */
-  FPM_ARG_LOCAL = 4,    /* kernels only: __local scratch of `size` bytes per
-                           work-group */
-  FPM_ARG_REDUCTION = 5 /* kernels only: reduction `offset` of the call's
-                           fpm_reduction list (fpm_parallel_reduce); the
-                           kernel gets a __global pointer to one element of
-                           `size` bytes per work-group of each launch, and
-                           work-group g stores its partial result at element
-                           get_group_id(0) */
+  FPM_ARG_SCALAR = 0,    /* a value: `data` points to `size` bytes */
+  FPM_ARG_IN = 1,        /* an array the loop reads */
+  FPM_ARG_OUT = 2,       /* an array the loop writes (every element of the
+                            section of each iteration it runs) */
+  FPM_ARG_INOUT = 3,     /* an array the loop reads and writes */
+  FPM_ARG_LOCAL = 4,     /* kernels only: __local scratch of `size` bytes per
+                            work-group */
+  FPM_ARG_REDUCTION = 5, /* kernels only: reduction `offset` of the call's
+                            fpm_reduction list (fpm_parallel_reduce); the
+                            kernel gets a __global pointer to one element of
+                            `size` bytes per work-group of each launch, and
+                            work-group g stores its partial result at
+                            element get_group_id(0) */
+  FPM_ARG_ORIGIN = 6     /* kernels only: a long, the `origin` of the array
+                            of argument `offset`: where its element 0 is in
+                            the buffer the kernel gets (fpm_origin_arg) */
 };
 
 typedef struct fpm_arg {
@@ -89,6 +93,23 @@ typedef struct fpm_arg {
   size_t size;
   int64_t length;
   int64_t offset, stride, count;
+  /* An array's element 0, as the program indexes it, is element `origin`
+     from `data`: 0 unless a section reaches below it (a pointer into an
+     array, `p[i-1:3]`: fpm_describe_sections). A kernel's buffer starts at
+     `data`; a kernel that indexes the array from its element 0 takes the
+     origin as an FPM_ARG_ORIGIN argument, and one that does not is
+     refused an array whose origin is not 0. */
+  int64_t origin;
+  /* How many elements an array has from its element 0, when the program
+     says (an array, not a pointer: `double a[n]`); 0 when unknown. A
+     device's copies read no element outside them, and a section written
+     outside them keeps the loop on the CPU: an over-declared section (a
+     guarded stencil's `a[i-1:3]` at i = 0) never touches memory that is
+     not the array's. */
+  int64_t extent;
+  /* The clause and section that describe an array, as the program writes
+     them (`out(c[i*n:n])`), for messages; may be NULL. */
+  const char *clause;
 } fpm_arg;
 
 /* What the runtime knows about a loop. Zero-initialise, then set fields. */
@@ -139,14 +160,20 @@ int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
  * logical iteration k, and it indexes the arrays exactly as the host does
  * (each buffer argument is the whole array on the device; only the sections
  * a chunk touches are copied in and out). Its arguments are fpm_args in the
- * kernel's parameter order; for a kernel, a written section must move with
- * k (stride >= count > 0). Shared (stride 0) inputs are copied
- * to each device once per loop call.
+ * kernel's parameter order; for a kernel of more than one iteration, a
+ * written section must move with k (|stride| >= count > 0). Shared
+ * (stride 0) inputs are copied to each device once per loop call.
  */
 
 /* A FPM_ARG_SCALAR argument: the `size` bytes at `value`, read when the loop
    runs. */
 fpm_arg fpm_scalar_arg(const void *value, size_t size);
+
+/* A FPM_ARG_ORIGIN argument: the origin of kernel argument `array` (an
+   array), passed as a long. A kernel that takes one moves its pointer there
+   before indexing: `__global double *p, const long fpm_origin_p` ...
+   `p += fpm_origin_p;`. */
+fpm_arg fpm_origin_arg(int array);
 
 /* The OpenCL side of a loop. Zero-initialise, then set fields. */
 typedef struct fpm_kernel {
@@ -248,11 +275,11 @@ int fpm_parallel_reduce(const fpm_loop *loop, int64_t trip_count,
 
 /*
  * Whether fpm_parallel_for_kernel would accept `kernel` for `trip_count`
- * iterations: 1 if so; else 0, and fpm_last_error() says why (a written
- * section that runs down its array, say). Code that fpm-rewrite generates
- * asks this before each call and runs the loop on the CPU when the answer
- * is no; with FPM_VERBOSE, the reason is printed for `loop`, which may be
- * NULL.
+ * iterations: 1 if so; else 0, and fpm_last_error() says why (written
+ * sections of neighbouring iterations that overlap, say, named by their
+ * `clause`). Code that fpm-rewrite generates asks this before each call and
+ * runs the loop on the CPU when the answer is no; the reason is then
+ * printed on stderr once per loop (`loop`, which may be NULL, names it).
  */
 int fpm_kernel_fits(const fpm_loop *loop, const fpm_kernel *kernel,
                     int64_t trip_count);
@@ -290,11 +317,16 @@ int64_t fpm_trip_count(int64_t lower, int64_t upper, int64_t step, int compare,
 /* One section `A[lower:length]` of a loop's in, out or inout clause, as the
    rewriter samples it at logical iterations 0, min(1, T-1) and T-1. */
 typedef struct fpm_section {
-  int kind;          /* FPM_ARG_IN, FPM_ARG_OUT or FPM_ARG_INOUT */
-  void *base;        /* element 0 of the array the clause names */
-  size_t size;       /* bytes of one element (a row, for an array of arrays) */
-  int64_t lower[3];  /* the section's lower bound at the three iterations */
-  int64_t length[3]; /* its length there */
+  int kind;           /* FPM_ARG_IN, FPM_ARG_OUT or FPM_ARG_INOUT */
+  void *base;         /* element 0 of the array the clause names */
+  size_t size;        /* bytes of one element (a row, for an array of arrays) */
+  int64_t lower[3];   /* the section's lower bound at the three iterations */
+  int64_t length[3];  /* its length there */
+  int64_t extent;     /* the array's elements from base, when the program
+                         declares an array (`sizeof a / sizeof a[0]`); 0
+                         when unknown (fpm_arg's) */
+  const char *clause; /* `in(A[i*n:n])`, for messages (fpm_arg's); may be
+                         NULL */
 } fpm_section;
 
 /* The logical iteration of sample s (0, 1, 2) of a loop of trip_count >= 1
@@ -321,9 +353,16 @@ int64_t fpm_sample_iteration(int64_t trip_count, int sample);
  * section's buffer (what an OpenCL kernel indexes): offset is then
  * lower[0] and length reaches the highest element the loop touches. A
  * section reaching below base (`p[i-1:3]` with i from 0) gets data = its
- * lowest element instead, offset and length counted from there. The
- * arithmetic cannot overflow, whatever the samples hold. `loop` may be NULL
- * (only the return value and args then).
+ * lowest element instead, offset and length counted from there, and origin
+ * = base's index from there. Each arg gets its section's extent and
+ * clause; a written section that reaches outside a known extent is not
+ * described. The
+ * arithmetic cannot overflow, whatever the samples hold. Three samples
+ * decide a section whose bounds are affine in the loop variable exactly
+ * (fpm-rewrite passes no other); any other they only test. `loop` may be
+ * NULL (only the return value and args then); with a loop of trip_count >=
+ * 1 that gets no sections, the reason is printed on stderr, once per loop,
+ * naming the section's clause.
  */
 int fpm_describe_sections(fpm_loop *loop, fpm_arg *args,
                           const fpm_section *sections, int count,

@@ -19,6 +19,7 @@
 #include "exec/devices.hpp"
 #include "exec/exec.hpp"
 #include "exec/loop_pes.hpp"
+#include "exec/loop_state.hpp"
 #include "profiling/benchmark.hpp"
 #include "reduce/reductions.hpp"
 #include "store/online_profiles.hpp"
@@ -336,6 +337,36 @@ extern "C" fpm_arg fpm_scalar_arg(const void *value, size_t size) {
   return arg;
 }
 
+extern "C" fpm_arg fpm_origin_arg(int array) {
+  fpm_arg arg{};
+  arg.kind = FPM_ARG_ORIGIN;
+  arg.offset = array;
+  arg.size = sizeof(std::int64_t);
+  return arg;
+}
+
+namespace {
+
+/// Says on stderr, once per loop of the process, that `loop` runs on the
+/// CPU only and why: a reason that only the values of a run could show
+/// (fpm-rewrite says the others once, at the clause).
+void sayCpuOnly(const fpm_loop *loop, const std::string &why) {
+  fpm::LoopCall call;
+  call.name = loop ? view(loop->name) : std::string_view();
+  call.file = loop ? view(loop->file) : std::string_view();
+  call.line = loop ? loop->line : 0;
+  bool first = false;
+  fpm::withLoopState(fpm::loopKey(call), [&](fpm::LoopState &state) {
+    first = !state.saidCpuOnly;
+    state.saidCpuOnly = true;
+  });
+  if (first)
+    std::fprintf(stderr, "fpm: %s: runs on the CPU only: %s\n",
+                 fpm::loopLabel(call).c_str(), why.c_str());
+}
+
+} // namespace
+
 extern "C" int fpm_kernel_fits(const fpm_loop *loop, const fpm_kernel *kernel,
                                int64_t trip_count) {
   try {
@@ -346,20 +377,7 @@ extern "C" int fpm_kernel_fits(const fpm_loop *loop, const fpm_kernel *kernel,
     return 1;
   } catch (const std::exception &error) {
     fail(FPM_ERROR_INVALID_ARGUMENT, error.what());
-    // A malformed FPM_VERBOSE is the next loop call's error, not this one's.
-    bool verbose = false;
-    try {
-      verbose = fpm::readLoopEnvironment().verbose;
-    } catch (const std::invalid_argument &) {
-    }
-    if (verbose) {
-      fpm::LoopCall call;
-      call.name = loop ? view(loop->name) : std::string_view();
-      call.file = loop ? view(loop->file) : std::string_view();
-      call.line = loop ? loop->line : 0;
-      std::fprintf(stderr, "fpm: %s: runs on the CPU only: %s\n",
-                   fpm::loopLabel(call).c_str(), error.what());
-    }
+    sayCpuOnly(loop, error.what());
     return 0;
   }
 }
@@ -441,22 +459,34 @@ extern "C" int fpm_describe_sections(fpm_loop *loop, fpm_arg *args,
                                      const fpm_section *sections, int count,
                                      int64_t trip_count) {
   bool affine = trip_count > 0 && count > 0 && args && sections;
+  std::string why;
   for (int i = 0; affine && i < count; ++i) {
-    const std::optional<fpm_arg> arg =
+    fpm::DescribedSection described =
         fpm::describeSection(sections[i], trip_count);
-    if (arg)
-      args[i] = *arg;
-    affine = arg.has_value();
+    if (described.arg)
+      args[i] = *described.arg;
+    else if (sections[i].clause && *sections[i].clause)
+      why = std::string(sections[i].clause) + ": " + described.why;
+    else
+      why = "section " + std::to_string(i) + ": " + described.why;
+    affine = described.arg.has_value();
   }
   // The checks fpm_parallel_for makes of fpm_loop::data: kinds, bases and
   // sizes (the sections lie in their arrays by construction).
   if (affine) {
     try {
       fpm::checkLoopData({args, static_cast<std::size_t>(count)}, trip_count);
-    } catch (...) {
+    } catch (const std::exception &error) {
       affine = false;
+      why = error.what();
     }
   }
+  // fpm-rewrite passes only sections whose bounds are affine in the loop
+  // variable with a length that does not change with it: what fails here
+  // is a value of this run (a length of 0).
+  if (!why.empty() && loop)
+    sayCpuOnly(loop, why + ", so the runtime takes none of the loop's "
+                           "sections");
   if (loop) {
     loop->data = affine ? args : nullptr;
     loop->data_count = affine ? count : 0;

@@ -60,6 +60,8 @@ KernelArg::Kind kindOf(int kind, const std::string &where) {
     return KernelArg::Kind::Local;
   case FPM_ARG_REDUCTION:
     return KernelArg::Kind::Reduction;
+  case FPM_ARG_ORIGIN:
+    return KernelArg::Kind::Origin;
   default:
     throw std::invalid_argument(where + "unknown kind " + std::to_string(kind));
   }
@@ -87,6 +89,14 @@ std::pair<std::int64_t, std::int64_t> KernelArg::span(std::int64_t begin,
   return {offset + begin * stride, offset + (end - 1) * stride + count};
 }
 
+std::pair<std::int64_t, std::int64_t>
+KernelArg::inArray(std::int64_t first, std::int64_t last) const {
+  if (extent <= 0)
+    return {first, last};
+  const std::int64_t from = std::max(first, origin);
+  return {from, std::max(from, std::min(last, origin + extent))};
+}
+
 KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
   KernelSpec spec;
   if (!kernel.name || !*kernel.name)
@@ -104,51 +114,115 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
   if (kernel.arg_count < 0 || (kernel.arg_count > 0 && !kernel.args))
     throw std::invalid_argument(what + ": bad argument list");
 
+  // An argument as the program names it: an array by its clause, when it
+  // has one.
+  auto where = [&](int a) {
+    const char *clause = kernel.args[a].clause;
+    return (clause && *clause ? std::string(clause)
+                              : what + ", argument " + std::to_string(a)) +
+           ": ";
+  };
   for (int a = 0; a < kernel.arg_count; ++a) {
     const fpm_arg &in = kernel.args[a];
-    const std::string where = what + ", argument " + std::to_string(a) + ": ";
     KernelArg arg;
-    arg.kind = kindOf(in.kind, where);
+    arg.kind = kindOf(in.kind, where(a));
     arg.data = in.data;
     arg.size = in.size;
+    if (arg.kind == KernelArg::Kind::Origin) {
+      // Its array may come later: checked below, its value taken there.
+      arg.offset = in.offset;
+      arg.size = sizeof(std::int64_t);
+      spec.args.push_back(arg);
+      continue;
+    }
     if (arg.size == 0)
-      throw std::invalid_argument(where + "size is 0");
+      throw std::invalid_argument(where(a) + "size is 0");
     if (arg.kind == KernelArg::Kind::Scalar && !arg.data)
-      throw std::invalid_argument(where + "a scalar needs its value");
+      throw std::invalid_argument(where(a) + "a scalar needs its value");
     if (arg.kind == KernelArg::Kind::Reduction) {
       if (in.offset < 0)
-        throw std::invalid_argument(where + "reduction index " +
+        throw std::invalid_argument(where(a) + "reduction index " +
                                     std::to_string(in.offset) + " is < 0");
       arg.offset = in.offset; // checked against the call's reductions
     }
     if (arg.isArray()) {
       if (!arg.data || in.length <= 0)
-        throw std::invalid_argument(where + "an array needs data and a length "
-                                            "> 0");
+        throw std::invalid_argument(where(a) +
+                                    "an array needs data and a length "
+                                    "> 0");
       const ArgSection section(in);
-      checkSection(where, section, in.length, tripCount);
+      checkSection(where(a), section, in.length, tripCount);
       arg.length = in.length;
       arg.offset = section.offset;
       arg.stride = section.stride;
       arg.count = section.count;
+      if (in.origin < 0 || in.extent < 0)
+        throw std::invalid_argument(where(a) + "origin " +
+                                    std::to_string(in.origin) + " or extent " +
+                                    std::to_string(in.extent) + " is < 0");
+      arg.origin = in.origin;
+      arg.extent = in.extent;
+      // A device copies a written section back whole: not one that holds
+      // elements that are not the array's.
+      if (const auto [first, last] =
+              sectionExtent(in, 0, std::max<std::int64_t>(tripCount, 1));
+          arg.writes() &&
+          arg.inArray(first, last) !=
+              std::pair<std::int64_t, std::int64_t>{first, last})
+        throw std::invalid_argument(
+            where(a) + "the written sections reach outside the array's " +
+            std::to_string(arg.extent) + " elements (elements " +
+            std::to_string(first - arg.origin) + " to " +
+            std::to_string(last - arg.origin - 1) + ")");
       // What a device's copies add: each iteration's written elements are
-      // its own, so that chunks on different PEs never write the same.
-      if (arg.writes() && arg.stride == 0)
+      // its own, so that chunks on different PEs never write the same. One
+      // iteration has no neighbour to meet.
+      if (arg.writes() && arg.stride == 0 && tripCount > 1)
         throw std::invalid_argument(
-            where + "a written section must move with the iteration (stride "
-                    "> 0): every iteration would write the same elements");
-      if (arg.writes() && std::abs(arg.stride) < arg.count)
+            where(a) + "a written section must move with the iteration: with "
+                       "the same section for every iteration, two PEs would "
+                       "each copy back all of it");
+      if (arg.writes() && std::abs(arg.stride) < arg.count && tripCount > 1)
         throw std::invalid_argument(
-            where +
+            where(a) +
             "written sections of neighbouring iterations overlap "
-            "(stride " +
-            std::to_string(arg.stride) + " < count " +
-            std::to_string(arg.count) + "): the loop is not a DOALL loop");
+            "(they start " +
+            std::to_string(std::abs(arg.stride)) + " element" +
+            (std::abs(arg.stride) == 1 ? "" : "s") + " apart and have " +
+            std::to_string(arg.count) +
+            "), and a device copies a written section back whole");
       if (static_cast<__int128>(arg.length) * arg.size >
           static_cast<__int128>(INT64_MAX))
-        throw std::invalid_argument(where + "the array is too large");
+        throw std::invalid_argument(where(a) + "the array is too large");
     }
     spec.args.push_back(arg);
+  }
+  // Origins: each names an array, and an array whose element 0 is not its
+  // buffer's first needs one (a kernel without one would index it from the
+  // buffer's start: every element off by the origin).
+  std::vector<bool> located(spec.args.size(), false);
+  for (std::size_t a = 0; a < spec.args.size(); ++a) {
+    KernelArg &arg = spec.args[a];
+    if (arg.kind != KernelArg::Kind::Origin)
+      continue;
+    if (arg.offset < 0 || arg.offset >= std::ssize(spec.args) ||
+        !spec.args[static_cast<std::size_t>(arg.offset)].isArray())
+      throw std::invalid_argument(
+          where(static_cast<int>(a)) + "the origin of argument " +
+          std::to_string(arg.offset) + ", which is no array");
+    arg.origin = spec.args[static_cast<std::size_t>(arg.offset)].origin;
+    located[static_cast<std::size_t>(arg.offset)] = true;
+  }
+  for (int a = 0; a < kernel.arg_count; ++a) {
+    const KernelArg &arg = spec.args[static_cast<std::size_t>(a)];
+    if (arg.isArray() && arg.origin != 0 &&
+        !located[static_cast<std::size_t>(a)])
+      throw std::invalid_argument(
+          where(a) + "the section reaches " + std::to_string(arg.origin) +
+          " element" + (arg.origin == 1 ? "" : "s") +
+          " below the array's element 0: " + what +
+          " gets a buffer that starts at the section's lowest element, and "
+          "no FPM_ARG_ORIGIN argument that says where element 0 is in it");
   }
   return spec;
 }
@@ -177,32 +251,54 @@ void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount) {
   }
 }
 
-std::optional<fpm_arg> describeSection(const fpm_section &section,
-                                       std::int64_t tripCount) {
+DescribedSection describeSection(const fpm_section &section,
+                                 std::int64_t tripCount) {
   // In 128 bits: every value below is a sum of a few products of two
   // int64_t or size_t values, far from 2^127.
   using Wide = __int128;
   const std::int64_t count = section.length[0];
-  if (tripCount < 1 || !section.base || count <= 0 ||
-      section.length[1] != count || section.length[2] != count)
-    return std::nullopt;
+  auto no = [](std::string why) {
+    return DescribedSection{std::nullopt, std::move(why)};
+  };
+  if (tripCount < 1 || !section.base)
+    return no("no array, or no iteration");
+  if (count <= 0)
+    return no("a section of " + std::to_string(count) + " elements");
+  if (section.length[1] != count || section.length[2] != count)
+    return no("its length changes with the iteration (" +
+              std::to_string(count) + " at iteration 0, " +
+              std::to_string(section.length[2] != count ? section.length[2]
+                                                        : section.length[1]) +
+              " at iteration " +
+              std::to_string(fpm_sample_iteration(
+                  tripCount, section.length[2] != count ? 2 : 1)) +
+              ")");
   const Wide first = section.lower[0];
   const Wide stride = tripCount > 1 ? section.lower[1] - first : 0;
-  if (stride < INT64_MIN || stride > INT64_MAX)
-    return std::nullopt;
   const Wide last = first + static_cast<Wide>(tripCount - 1) * stride;
-  if (last != section.lower[2])
-    return std::nullopt;
+  if (stride < INT64_MIN || stride > INT64_MAX || last != section.lower[2])
+    return no("it does not move by the same number of elements from one "
+              "iteration to the next");
   // The buffer starts at element 0, or at the lowest element below it.
   const Wide origin = std::min<Wide>({first, last, 0});
   const Wide length = std::max(first, last) + count - origin;
-  if (length > INT64_MAX ||
-      length * static_cast<Wide>(section.size) > static_cast<Wide>(INT64_MAX))
-    return std::nullopt;
   // An address below the base must not wrap around.
   const Wide below = -origin * static_cast<Wide>(section.size);
-  if (below > static_cast<Wide>(reinterpret_cast<std::uintptr_t>(section.base)))
-    return std::nullopt;
+  if (length > INT64_MAX ||
+      length * static_cast<Wide>(section.size) > static_cast<Wide>(INT64_MAX) ||
+      below > static_cast<Wide>(reinterpret_cast<std::uintptr_t>(section.base)))
+    return no("its elements do not fit in the address space");
+  // A written section outside the array: a device would copy back, and
+  // fpm-profile restore, elements that are not the array's.
+  if (section.extent > 0 && section.kind != FPM_ARG_IN &&
+      (std::min(first, last) < 0 ||
+       std::max(first, last) + count > section.extent))
+    return no(
+        "its sections reach elements " +
+        std::to_string(static_cast<long long>(std::min(first, last))) + " to " +
+        std::to_string(
+            static_cast<long long>(std::max(first, last) + count - 1)) +
+        " of an array of " + std::to_string(section.extent) + " elements");
   fpm_arg arg{};
   arg.kind = section.kind;
   arg.data = static_cast<std::byte *>(section.base) -
@@ -212,7 +308,10 @@ std::optional<fpm_arg> describeSection(const fpm_section &section,
   arg.offset = static_cast<std::int64_t>(first - origin);
   arg.stride = static_cast<std::int64_t>(stride);
   arg.count = count;
-  return arg;
+  arg.origin = static_cast<std::int64_t>(-origin);
+  arg.extent = std::max<std::int64_t>(section.extent, 0);
+  arg.clause = section.clause;
+  return {arg, {}};
 }
 
 } // namespace fpm

@@ -54,14 +54,21 @@ struct ArgSection {
 
 /// One kernel argument (fpm_arg), checked.
 struct KernelArg {
-  enum class Kind { Scalar, In, Out, InOut, Local, Reduction };
+  enum class Kind { Scalar, In, Out, InOut, Local, Reduction, Origin };
   Kind kind = Kind::Scalar;
   void *data = nullptr;
   /// Scalar or local bytes; bytes per array element or reduction value.
   std::size_t size = 0;
   std::int64_t length = 0;
-  /// A reduction's `offset` is its index in the call's reductions.
+  /// A reduction's `offset` is its index in the call's reductions, an
+  /// origin's the index of its array argument.
   std::int64_t offset = 0, stride = 0, count = 0;
+  /// An array's element 0 from `data` (fpm_arg::origin); an origin
+  /// argument's value.
+  std::int64_t origin = 0;
+  /// The elements the array has from its element 0, 0 when unknown
+  /// (fpm_arg::extent).
+  std::int64_t extent = 0;
 
   bool isArray() const {
     return kind == Kind::In || kind == Kind::Out || kind == Kind::InOut;
@@ -78,6 +85,11 @@ struct KernelArg {
   /// contiguous section (a negative stride runs down the array).
   std::pair<std::int64_t, std::int64_t> span(std::int64_t begin,
                                              std::int64_t end) const;
+  /// The part of [first, last) that is the array's, where its extent is
+  /// known (elements [origin, origin + extent) of the buffer): what a copy
+  /// of an over-declared input reads. Empty when none is.
+  std::pair<std::int64_t, std::int64_t> inArray(std::int64_t first,
+                                                std::int64_t last) const;
   /// The lowest row of iterations [begin, end), for a rectangle.
   std::int64_t firstRow(std::int64_t begin, std::int64_t end) const {
     return offset + (stride >= 0 ? begin : end - 1) * stride;
@@ -97,9 +109,12 @@ struct KernelSpec {
 };
 
 /// Checks `kernel` for a loop of `tripCount` iterations and reads its
-/// source file. Throws std::invalid_argument naming the argument and the
-/// problem: a section outside its array, a written section that does not
-/// move with the iteration or overlaps the next one's, an unreadable file.
+/// source file. Throws std::invalid_argument naming the argument (by its
+/// clause, when it has one) and the problem: a section outside its array, a
+/// written section that does not move with the iteration or overlaps the
+/// next one's (with more than one iteration), an array whose element 0 is
+/// not its buffer's first and that no origin argument names, an unreadable
+/// file.
 KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount);
 
 /// Elements [first, last) of `arg`'s array that the sections of iterations
@@ -115,11 +130,16 @@ void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount);
 
 /// The fpm_arg that `section`, sampled at iterations 0, min(1, T-1) and T-1
 /// of a loop of `tripCount` >= 1 iterations, describes when it is affine in
-/// the iteration (fpm_describe_sections), else nullopt. Only the arithmetic:
-/// checkLoopData() checks the rest (kind, base, size). `data` is the base
-/// unless the section reaches below it; nullopt too when the elements from
-/// there do not fit in int64_t bytes.
-std::optional<fpm_arg> describeSection(const fpm_section &section,
-                                       std::int64_t tripCount);
+/// the iteration (fpm_describe_sections), else why not. Only the
+/// arithmetic: checkLoopData() checks the rest (kind, base, size). `data` is
+/// the base unless the section reaches below it (`origin` says where the
+/// base is then); not described either when the elements from there do not
+/// fit in int64_t bytes.
+struct DescribedSection {
+  std::optional<fpm_arg> arg;
+  std::string why; ///< when there is no arg
+};
+DescribedSection describeSection(const fpm_section &section,
+                                 std::int64_t tripCount);
 
 } // namespace fpm

@@ -31,6 +31,26 @@ cl_event copySection(cl_command_queue queue, cl_mem buffer,
   const auto waits = static_cast<cl_uint>(waitFor.size());
   const cl_event *waitList = waitFor.empty() ? nullptr : waitFor.data();
   cl_event event = nullptr;
+  // An over-declared input (a guarded stencil's a[i-1:3] at i = 0): the
+  // part of its span that is the array's, never an element past it (more
+  // than the rows of a rectangle, which a read may get).
+  if (const auto [first, last] = arg.span(range.begin, range.end);
+      toDevice && arg.inArray(first, last) != std::pair{first, last}) {
+    const auto [from, to] = arg.inArray(first, last);
+    if (from == to) {
+      opencl::check(clEnqueueMarkerWithWaitList(queue, waits, waitList, &event),
+                    "clEnqueueMarkerWithWaitList");
+      return event;
+    }
+    const auto length = static_cast<std::size_t>((to - from) * size);
+    bytes += length;
+    opencl::check(clEnqueueWriteBuffer(queue, buffer, CL_FALSE,
+                                       static_cast<std::size_t>(from * size),
+                                       length, host + from * size, waits,
+                                       waitList, &event),
+                  "clEnqueueWriteBuffer");
+    return event;
+  }
   if (arg.shared() || arg.contiguous()) {
     const auto [first, last] = arg.span(range.begin, range.end);
     const auto offset = static_cast<std::size_t>(first * size);
@@ -229,6 +249,13 @@ bool OpenClDriver::run(WorkFeed &feed) {
       if (arg.kind == KernelArg::Kind::Local) {
         opencl::check(clSetKernelArg(kernel.get(), index, arg.size, nullptr),
                       "clSetKernelArg");
+        continue;
+      }
+      if (arg.kind == KernelArg::Kind::Origin) {
+        const cl_long origin = arg.origin;
+        opencl::check(
+            clSetKernelArg(kernel.get(), index, sizeof origin, &origin),
+            "clSetKernelArg");
         continue;
       }
       if (arg.kind == KernelArg::Kind::Reduction)

@@ -6,8 +6,9 @@
 //
 // The one registry of per-loop state, keyed one way (loopKey()): what a
 // loop's PEs measured in earlier calls of this process, the devices that
-// failed it, its partial FPMs, and whether fpm-profile benchmarked it (the
-// verbose lines it printed are verbose_splits.hpp's). The CPU-only
+// failed it, its partial FPMs, whether fpm-profile benchmarked it and
+// whether the runtime said why it runs on the CPU only (the verbose lines
+// it printed are verbose_splits.hpp's). The CPU-only
 // executor's plan cache is not here: it holds splits by shape (schedule,
 // trip count, grain, team), which loops share, per thread so that a lookup
 // takes no lock.
@@ -41,6 +42,9 @@ struct LoopState {
   /// (their ids): another set of PEs is another balancing problem.
   std::map<std::string, LoadBalancer, std::less<>> balancers;
   bool benchmarked = false; ///< by fpm-profile, in this process
+  /// Whether the runtime said why it keeps the loop on the CPU (it says it
+  /// once).
+  bool saidCpuOnly = false;
 };
 
 /// The key of `call`'s state: its name, else FILE:LINE, else its kernel's

@@ -211,7 +211,8 @@ std::vector<fpm_arg> writtenSections(const LoopCall &call) {
   for (const KernelArg &arg : call.kernel->args)
     if (arg.writes())
       written.push_back({FPM_ARG_INOUT, arg.data, arg.size, arg.length,
-                         arg.offset, arg.stride, arg.count});
+                         arg.offset, arg.stride, arg.count, arg.origin,
+                         arg.extent, nullptr});
   return written;
 }
 

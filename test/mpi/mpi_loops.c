@@ -10,9 +10,9 @@
  *                                made slow (FPM_TEST_SLOW_RANK): from call
  *                                2 on, the slow rank runs fewer iterations
  *                                than each of the others
- *   mpi_loops kernel             loop A with its OpenCL kernel, 4 calls,
- *                                rank 0 with every OpenCL device beside its
- *                                CPU team, the others CPU-only
+ *   mpi_loops kernel             loops A and F with their OpenCL kernels, 4
+ *                                calls, rank 0 with every OpenCL device
+ *                                beside its CPU team, the others CPU-only
  *
  * Prints "mpi_loops: ok" on rank 0 and exits 0 on success; any mismatch is
  * reported on stderr and exits 1 on every rank. */
@@ -146,9 +146,79 @@ static void runRows(const char *schedule, int64_t T, int kernel) {
   free(out);
 }
 
+/* Loop F: dst[i-1] = src[i-1] + 2*src[i] + src[i+1] for i in [0, T), src =
+   a + 1 and dst = b + 1: both sections reach below their pointer's element
+   0 at iteration 0. Described as the rewriter's code describes them
+   (fpm_describe_sections: data at a[0] and b[0], origin 1), the kernel
+   taking each origin. */
+static const char *belowKernel =
+    "__kernel void below(__global const long *src, const long src_origin,\n"
+    "                    __global long *dst, const long dst_origin) {\n"
+    "  src += src_origin;\n"
+    "  dst += dst_origin;\n"
+    "  const long i = get_global_id(0);\n"
+    "  dst[i - 1] = src[i - 1] + 2 * src[i] + src[i + 1];\n"
+    "}\n";
+static int belowBody(int64_t begin, int64_t end, void *context) {
+  int64_t *const *arrays = context;
+  const int64_t *src = arrays[0];
+  int64_t *dst = arrays[1];
+  for (int64_t i = begin; i < end; ++i)
+    dst[i - 1] = src[i - 1] + 2 * src[i] + src[i + 1];
+  return 0;
+}
+
+static void runBelow(const char *schedule, int64_t T, int kernel) {
+  int64_t *a = malloc(sizeof(int64_t) * (size_t)(T + 2));
+  int64_t *b = malloc(sizeof(int64_t) * (size_t)(T + 1));
+  for (int64_t e = 0; e < T + 2; ++e)
+    a[e] = e * 7 % 101 - 50;
+  for (int64_t e = 0; e < T + 1; ++e)
+    b[e] = -1;
+  int64_t *arrays[2] = {a + 1, b + 1};
+  fpm_section sections[2];
+  memset(sections, 0, sizeof sections);
+  for (int s = 0; s < 2; ++s) {
+    sections[s].kind = s == 0 ? FPM_ARG_IN : FPM_ARG_OUT;
+    sections[s].base = arrays[s];
+    sections[s].size = sizeof(int64_t);
+    for (int sample = 0; sample < 3; ++sample) {
+      sections[s].lower[sample] = fpm_sample_iteration(T, sample) - 1;
+      sections[s].length[sample] = s == 0 ? 3 : 1;
+    }
+  }
+  fpm_arg data[2];
+  fpm_loop loop;
+  memset(&loop, 0, sizeof loop);
+  loop.name = kernel ? "mpi.below.kernel" : "mpi.below";
+  loop.schedule = schedule;
+  if (!fpm_describe_sections(&loop, data, sections, 2, T) ||
+      data[0].data != a || data[1].data != b || data[0].origin != 1 ||
+      data[1].origin != 1)
+    fail("loop F: the sections are not described from a[0] and b[0]", schedule);
+  fpm_arg args[4] = {data[0], fpm_origin_arg(0), data[1], fpm_origin_arg(2)};
+  fpm_kernel k;
+  memset(&k, 0, sizeof k);
+  k.source = belowKernel;
+  k.name = "below";
+  k.args = args;
+  k.arg_count = 4;
+  check(fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, T, belowBody, arrays,
+                             kernel ? &k : NULL),
+        "loop F", schedule);
+  for (int64_t i = 0; i < T; ++i)
+    if (b[i] != a[i] + 2 * a[i + 1] + a[i + 2])
+      fail("loop F: an element differs from the serial loop's", schedule);
+  if (b[T] != -1)
+    fail("loop F: an element past the sections was written", schedule);
+  free(a);
+  free(b);
+}
+
 static void checkSchedule(const char *schedule) {
   const int64_t T = 997;
   runRows(schedule, T, 0);
+  runBelow(schedule, T, 0);
 
   /* B */
   int64_t lengthB = 3 + T * 5;
@@ -295,8 +365,10 @@ int main(int argc, char **argv) {
     /* Unlike nodes: rank 0 runs the CPU team and the OpenCL devices (PoCL
        where there is no GPU), the others the CPU team alone. */
     setenv("FPM_DEVICES", rank == 0 ? "all" : "cpu", 1);
-    for (int call = 0; call < 4; ++call)
+    for (int call = 0; call < 4; ++call) {
       runRows(argc > 2 ? argv[2] : "auto", 20011, 1);
+      runBelow(argc > 2 ? argv[2] : "auto", 20011, 1);
+    }
   } else {
     fprintf(stderr, "mpi_loops: unknown mode '%s'\n", argv[1]);
     MPI_Abort(MPI_COMM_WORLD, 2);

@@ -1554,8 +1554,8 @@ TEST_F(CoexecTest, RepeatedLoopFollowsAPeThatSlowsDown) {
       state.x[static_cast<std::size_t>(k)] = static_cast<int>(k);
     if (call >= 7)
       state.perIteration = std::chrono::nanoseconds(4000);
-    const SlowKernel slowKernel(
-        {FPM_ARG_INOUT, state.x.data(), sizeof(int), Trips, 0, 1, 1});
+    const SlowKernel slowKernel({FPM_ARG_INOUT, state.x.data(), sizeof(int),
+                                 Trips, 0, 1, 1, 0, 0, nullptr});
     ASSERT_EQ(fpm_parallel_for_kernel(&loop, Trips, Slowing::body, &state,
                                       &slowKernel.kernel),
               FPM_OK)

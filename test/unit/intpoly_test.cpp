@@ -124,6 +124,13 @@ TEST_F(IntPolyTest, Arithmetic) {
   EXPECT_EQ(Square->negated()->str(), "-i*i + 2*i*n - n*n");
   EXPECT_EQ(I.minus(num(3))->str(), "i - 3");
   EXPECT_EQ(num(3).minus(I)->str(), "-i + 3");
+
+  // No negative coefficient: >= 0 wherever the variables are.
+  EXPECT_TRUE(IntPoly().hasNoNegativeCoefficient());
+  EXPECT_TRUE(P->plus(num(2))->hasNoNegativeCoefficient());
+  EXPECT_FALSE(num(-1).hasNoNegativeCoefficient());
+  EXPECT_FALSE(N.minus(I)->hasNoNegativeCoefficient());
+  EXPECT_FALSE(Square->hasNoNegativeCoefficient());
 }
 
 TEST_F(IntPolyTest, SplitAndSubstitute) {

@@ -192,6 +192,27 @@ TEST(KernelEmitterTest, RowsOfAMatrixProduct) {
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
 
+TEST(KernelEmitterTest, AnArrayWithAnOriginMovesToItsElementZero) {
+  // in(src[i-1:3]): the buffer starts at src[-1] or below; the kernel
+  // takes where src[0] is in it and moves its pointer there first.
+  Outcome Out = emit(R"(
+    void f(int n, const double *src, double *b) {
+      for (int i = 0; i < n; ++i) b[i] = src[i - 1] + src[i + 1];
+    })",
+                     {{"src", 0, false, true}, {"b", 1, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "__global const double *src, const long "
+                                   "fpm_origin_src, __global double *b) {\n"
+                                   "  src += fpm_origin_src;\n"))
+      << Out.Source;
+  ASSERT_EQ(Out.Params.size(), 5u);
+  EXPECT_EQ(Out.Params[2].K, fpm::KernelParam::Kind::Array);
+  EXPECT_EQ(Out.Params[3].K, fpm::KernelParam::Kind::Origin);
+  EXPECT_EQ(Out.Params[3].Section, 0u);
+  EXPECT_EQ(Out.Params[4].K, fpm::KernelParam::Kind::Array);
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
 TEST(KernelEmitterTest, ArraysOfSeveralDimensionsAreFlat) {
   Outcome Out = emit(R"(
     #define N 8

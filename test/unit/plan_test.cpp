@@ -250,9 +250,10 @@ TEST(LoopPartTest, RunsExactlyItsPartWithOpenClDevices) {
         for (std::int64_t k = 0; k < Trips; ++k)
           x[static_cast<std::size_t>(k)] = static_cast<int>(k);
         std::vector<int> pe(Trips, 0); // 1: a device ran it, 2: the CPU
-        fpm_arg args[] = {
-            {FPM_ARG_INOUT, x.data(), sizeof(int), Trips, 0, 1, 1},
-            {FPM_ARG_OUT, pe.data(), sizeof(int), Trips, 0, 1, 1}};
+        fpm_arg args[] = {{FPM_ARG_INOUT, x.data(), sizeof(int), Trips, 0, 1, 1,
+                           0, 0, nullptr},
+                          {FPM_ARG_OUT, pe.data(), sizeof(int), Trips, 0, 1, 1,
+                           0, 0, nullptr}};
         fpm_kernel kernel{};
         kernel.source = IncrementSource;
         kernel.name = "increment";

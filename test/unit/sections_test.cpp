@@ -8,7 +8,10 @@
 // clauses: the iterations it samples each section at, and the fpm_args the
 // samples become when every section is affine in the iteration (all or
 // nothing), with `data` at the array's element 0 unless a section reaches
-// below it, and no overflow whatever the samples hold.
+// below it (its origin then says where element 0 is), and no overflow
+// whatever the samples hold; and fpm_kernel_fits, the question the
+// generated code asks before each call, which says once per loop why the
+// answer is no.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace {
@@ -147,6 +151,63 @@ TEST(DescribeSectionsTest, DataIsElementZeroWhenTheSectionStartsPastIt) {
   EXPECT_EQ(arg.stride, 2);
   EXPECT_EQ(arg.count, 2);
   EXPECT_EQ(arg.length, 12);
+  EXPECT_EQ(arg.origin, 0);
+}
+
+TEST(DescribeSectionsTest, ArgsKeepTheClause) {
+  int f[12];
+  fpm_section section = sampled(
+      FPM_ARG_OUT, f, sizeof f[0], 3, [](std::int64_t k) { return k; },
+      constant);
+  section.clause = "out(f[i:1])";
+  fpm_arg arg{};
+  ASSERT_EQ(fpm_describe_sections(nullptr, &arg, &section, 1, 3), 1);
+  EXPECT_STREQ(arg.clause, "out(f[i:1])");
+}
+
+TEST(DescribeSectionsTest, AnArraysExtentGoesWithItsSections) {
+  // in(g[i-1:3]) on int g[6], i = 0..5: g[-1] and g[6] are not g's; a
+  // device's copies read neither (the extent says where g ends).
+  int g[6];
+  fpm_section read = sampled(
+      FPM_ARG_IN, g, sizeof g[0], 6, [](std::int64_t i) { return i - 1; },
+      [](std::int64_t) { return 3; });
+  read.extent = 6;
+  fpm_arg arg{};
+  ASSERT_EQ(fpm_describe_sections(nullptr, &arg, &read, 1, 6), 1);
+  EXPECT_EQ(arg.origin, 1);
+  EXPECT_EQ(arg.length, 8);
+  EXPECT_EQ(arg.extent, 6);
+  // Written there, a device would copy back g[-1] and g[6]: no sections.
+  fpm_section written = read;
+  written.kind = FPM_ARG_INOUT;
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &written, 1, 6), 0);
+  // Inside it, written is fine.
+  const fpm_section inside = sampled(
+      FPM_ARG_OUT, g, sizeof g[0], 6, [](std::int64_t i) { return i; },
+      constant);
+  fpm_section known = inside;
+  known.extent = 6;
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &known, 1, 6), 1);
+  EXPECT_EQ(arg.extent, 6);
+}
+
+TEST(DescribeSectionsTest, SaysOncePerLoopWhyItDropsTheSections) {
+  // in(x[0:m]) with m = 0 in this run: the loop keeps to the CPU, and
+  // says why on its first call only.
+  double x[4];
+  fpm_section section = samples({0, 0, 0}, {0, 0, 0}, x);
+  section.clause = "in(x[0:m])";
+  fpm_loop loop{};
+  loop.name = "sections.said.once";
+  fpm_arg arg{};
+  testing::internal::CaptureStderr();
+  for (int call = 0; call < 3; ++call)
+    EXPECT_EQ(fpm_describe_sections(&loop, &arg, &section, 1, 4), 0);
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(said, "fpm: loop 'sections.said.once': runs on the CPU only: "
+                  "in(x[0:m]): a section of 0 elements, so the runtime takes "
+                  "none of the loop's sections\n");
 }
 
 TEST(DescribeSectionsTest, NegativeStride) {
@@ -180,6 +241,7 @@ TEST(DescribeSectionsTest, BelowBaseStartsAtTheLowestElement) {
   EXPECT_EQ(arg.stride, 1);
   EXPECT_EQ(arg.count, 3);
   EXPECT_EQ(arg.length, 8);
+  EXPECT_EQ(arg.origin, 1); // p[0], where a kernel indexes p from
 
   // Running down below base: the lowest element is the last iteration's.
   int b[12];
@@ -191,6 +253,7 @@ TEST(DescribeSectionsTest, BelowBaseStartsAtTheLowestElement) {
   EXPECT_EQ(arg.offset, 5);
   EXPECT_EQ(arg.stride, -1);
   EXPECT_EQ(arg.length, 6);
+  EXPECT_EQ(arg.origin, 4);
 }
 
 TEST(DescribeSectionsTest, OneIterationHasStrideZero) {
@@ -358,6 +421,145 @@ TEST(DescribeSectionsTest, EveryIterationsSectionLiesInTheBuffer) {
         std::min(shape.first, shape.first + (shape.trip - 1) * shape.step);
     EXPECT_EQ(data, lowest >= 0 ? base : base + lowest);
   }
+}
+
+/// A kernel of one array argument, `arg`, and whatever follows it.
+struct OneArrayKernel {
+  std::vector<fpm_arg> args;
+  fpm_kernel kernel{};
+  explicit OneArrayKernel(const fpm_arg &arg, std::vector<fpm_arg> more = {})
+      : args{arg} {
+    // kernel.args points into args: not copied, not moved.
+    args.insert(args.end(), more.begin(), more.end());
+    kernel.source = "__kernel void k(__global int *a) {}";
+    kernel.name = "k";
+    kernel.args = args.data();
+    kernel.arg_count = static_cast<int>(args.size());
+  }
+  OneArrayKernel(const OneArrayKernel &) = delete;
+  OneArrayKernel &operator=(const OneArrayKernel &) = delete;
+};
+
+fpm_arg array(int kind, void *data, std::int64_t length, std::int64_t offset,
+              std::int64_t stride, std::int64_t count,
+              std::int64_t origin = 0) {
+  fpm_arg arg{};
+  arg.kind = kind;
+  arg.data = data;
+  arg.size = sizeof(int);
+  arg.length = length;
+  arg.offset = offset;
+  arg.stride = stride;
+  arg.count = count;
+  arg.origin = origin;
+  return arg;
+}
+
+TEST(KernelFitsTest, OneIterationMayWriteASectionThatDoesNotMove) {
+  // out(f[2*i:2]) for i = 5..5: stride 0, and no neighbour to overlap.
+  int f[12];
+  const OneArrayKernel once(array(FPM_ARG_OUT, f, 12, 10, 0, 2));
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &once.kernel, 1), 1) << fpm_last_error();
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &once.kernel, 2), 0);
+  testing::internal::GetCapturedStderr();
+  EXPECT_NE(std::string(fpm_last_error()).find("must move with the iteration"),
+            std::string::npos)
+      << fpm_last_error();
+  // Overlapping written sections too.
+  const OneArrayKernel overlap(array(FPM_ARG_INOUT, f, 12, 0, 1, 2));
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &overlap.kernel, 1), 1);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &overlap.kernel, 3), 0);
+  testing::internal::GetCapturedStderr();
+}
+
+TEST(KernelFitsTest, AnArrayBelowElementZeroNeedsItsOrigin) {
+  // in(p[i-1:3]), p = a + 1: the buffer starts at a[0], p[0] is element 1.
+  int a[8];
+  const fpm_arg below = array(FPM_ARG_IN, a, 8, 0, 1, 3, 1);
+  const OneArrayKernel located(below, {fpm_origin_arg(0)});
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &located.kernel, 6), 1)
+      << fpm_last_error();
+  EXPECT_EQ(located.args[1].kind, FPM_ARG_ORIGIN);
+  EXPECT_EQ(located.args[1].offset, 0);
+
+  // Without one, a kernel would index p from a[0].
+  fpm_arg named = below;
+  named.clause = "in(p[i - 1:3])";
+  const OneArrayKernel lost(named);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &lost.kernel, 6), 0);
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::string(fpm_last_error())
+                .rfind("in(p[i - 1:3]): the section reaches 1 element below "
+                       "the array's element 0",
+                       0),
+            0u)
+      << fpm_last_error();
+
+  // An origin names an array argument.
+  const int n = 3;
+  const OneArrayKernel scalar(
+      below,
+      {fpm_origin_arg(0), fpm_scalar_arg(&n, sizeof n), fpm_origin_arg(2)});
+  const OneArrayKernel past(below, {fpm_origin_arg(5)});
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &scalar.kernel, 6), 0);
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &past.kernel, 6), 0);
+  testing::internal::GetCapturedStderr();
+  EXPECT_NE(std::string(fpm_last_error()).find("which is no array"),
+            std::string::npos)
+      << fpm_last_error();
+  // A negative origin is no element of the buffer.
+  const OneArrayKernel negative(array(FPM_ARG_IN, a, 8, 0, 1, 3, -1),
+                                {fpm_origin_arg(0)});
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &negative.kernel, 6), 0);
+  testing::internal::GetCapturedStderr();
+}
+
+TEST(KernelFitsTest, AWrittenSectionStaysInItsArraysExtent) {
+  // The buffer of in(g[i-1:3]) on an array g of 6, i = 0..5: g[-1] ..
+  // g[6]; then written by 3 a row: g[-1] .. g[16].
+  int g[18];
+  fpm_arg read = array(FPM_ARG_IN, g, 8, 0, 1, 3, 1);
+  read.extent = 6;
+  const OneArrayKernel reads(read, {fpm_origin_arg(0)});
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &reads.kernel, 6), 1) << fpm_last_error();
+  fpm_arg written = read;
+  written.kind = FPM_ARG_INOUT;
+  written.stride = 3;
+  written.length = 18;
+  const OneArrayKernel writes(written, {fpm_origin_arg(0)});
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &writes.kernel, 6), 0);
+  testing::internal::GetCapturedStderr();
+  EXPECT_NE(std::string(fpm_last_error())
+                .find("the written sections reach outside the array's 6 "
+                      "elements (elements -1 to 16)"),
+            std::string::npos)
+      << fpm_last_error();
+}
+
+TEST(KernelFitsTest, SaysOncePerLoopWhyItRunsOnTheCpu) {
+  int f[12];
+  fpm_arg overlap = array(FPM_ARG_OUT, f, 12, 0, 1, 2);
+  overlap.clause = "out(f[i * k:m])";
+  const OneArrayKernel kernel(overlap);
+  fpm_loop loop{};
+  loop.name = "kernel.fits.said.once";
+  loop.file = "x.c";
+  loop.line = 7;
+  testing::internal::CaptureStderr();
+  for (int call = 0; call < 3; ++call)
+    EXPECT_EQ(fpm_kernel_fits(&loop, &kernel.kernel, 10), 0);
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(said,
+            "fpm: loop 'kernel.fits.said.once' (x.c:7): runs on the CPU only: "
+            "out(f[i * k:m]): written sections of neighbouring iterations "
+            "overlap (they start 1 element apart and have 2), and a device "
+            "copies a written section back whole\n");
 }
 
 } // namespace
