@@ -349,8 +349,20 @@ namespace {
 
 /// Says on stderr, once per loop of the process, that `loop` runs on the
 /// CPU only and why: a reason that only the values of a run could show
-/// (fpm-rewrite says the others once, at the clause).
+/// (fpm-rewrite says the others once, at the clause). Nothing where the
+/// loop may use no device anyway (`FPM_DEVICES=cpu`, `devices(cpu)`).
 void sayCpuOnly(const fpm_loop *loop, const std::string &why) {
+  try {
+    const fpm::LoopEnvironment environment = fpm::readLoopEnvironment();
+    const fpm::DeviceSelection devices =
+        !environment.devices.empty()
+            ? fpm::parseDevices(environment.devices, "FPM_DEVICES")
+            : fpm::parseDevices(loop ? view(loop->devices) : "", "devices");
+    if (!devices.wantsOpenCl())
+      return;
+  } catch (const std::exception &) {
+    // The call itself reports a malformed selection.
+  }
   fpm::LoopCall call;
   call.name = loop ? view(loop->name) : std::string_view();
   call.file = loop ? view(loop->file) : std::string_view();
