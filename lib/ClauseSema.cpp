@@ -420,11 +420,20 @@ void ClauseSema::readBound(const ClauseExpr &E, const Expr &X,
   LookupResult Found(S, &Ctx.Idents.get(Section.Array), E.Loc,
                      Sema::LookupOrdinaryName);
   const ArrayType *Type = nullptr;
+  QualType Row;
   if (S.LookupName(Found, S.getCurScope()) && Found.isSingleResult())
-    if (const auto *VD = dyn_cast<ValueDecl>(Found.getFoundDecl()))
-      Type = Ctx.getAsArrayType(VD->getType().getNonReferenceType());
-  if (!E.IsLength)
+    if (const auto *VD = dyn_cast<ValueDecl>(Found.getFoundDecl())) {
+      QualType T = VD->getType().getNonReferenceType();
+      Type = Ctx.getAsArrayType(T);
+      Row = Type                 ? Type->getElementType()
+            : T->isPointerType() ? T->getPointeeType()
+                                 : QualType();
+    }
+  if (!E.IsLength) {
     Shape.IsArray = isa_and_nonnull<ConstantArrayType, VariableArrayType>(Type);
+    Shape.RowsArePointers =
+        Section.Dims > 1 && !Row.isNull() && Row->isPointerType();
+  }
   if (!Reader.At)
     return;
   // What to write instead: the whole array, its extent when its type says.

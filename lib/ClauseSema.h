@@ -97,6 +97,11 @@ struct SectionShape {
   /// The section's array is declared as one (not a pointer; in a template,
   /// not of a dependent type): `sizeof` gives its extent.
   bool IsArray = false;
+  /// A section of several dimensions over an array whose elements are
+  /// pointers (`double **rows`, `in(rows[i:1][0:m])`): the runtime, which
+  /// sees whole elements of the first dimension, would copy, save or send
+  /// the pointers, not the rows they point to.
+  bool RowsArePointers = false;
 };
 
 /// The shapes of a pragma's sections, in the order of the loop's fpm_args:

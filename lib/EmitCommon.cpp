@@ -235,10 +235,19 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
       llvm::find_if(L.Shapes, [](const SectionShape &X) {
         return X.Known && X.LengthVaries;
       });
+  // Nor are the pointers of an array of rows (fpm-profile would put back
+  // the pointers, not the rows; MPI would send them to other ranks).
+  const SectionShape *Pointers = llvm::find_if(
+      L.Shapes, [](const SectionShape &X) { return X.RowsArePointers; });
   if (Varies != L.Shapes.end()) {
     OS << "  /* fpm-rewrite: no data for the runtime: the length of '"
        << commentSafe(Data[Varies - L.Shapes.begin()].Clause)
        << "' changes with the iteration */\n";
+    Data.clear();
+  } else if (Pointers != L.Shapes.end()) {
+    OS << "  /* fpm-rewrite: no data for the runtime: '"
+       << commentSafe(Data[Pointers - L.Shapes.begin()].Clause)
+       << "' is over an array of row pointers */\n";
     Data.clear();
   }
   if (!Data.empty()) {

@@ -231,6 +231,13 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
       for (const DataSection &Section : *Sections) {
         const SectionShape &Shape = L.Shapes[I];
         ClauseArray &Array = Arrays[I++];
+        if (Shape.RowsArePointers)
+          return Refuse(Section.Loc,
+                        "'" + Section.Array +
+                            "' holds pointers to its rows, and a device "
+                            "would get its section '" +
+                            Section.Text +
+                            "' as those pointers, not as the rows");
         if (!Shape.Known) {
           Array.Origin = true;
           continue;

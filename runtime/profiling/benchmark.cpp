@@ -351,10 +351,12 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
   if (written.empty() && !call.reductions) {
     std::fprintf(
         stderr,
-        "fpm-profile: %s does not say what it writes (no out or inout "
-        "clause whose sections move linearly with the loop variable): "
-        "running it more than once could change the program's results, so "
-        "it is not benchmarked; its runs are profiled online instead\n",
+        "fpm-profile: %s does not say what it writes in a way the runtime "
+        "can save and restore (out or inout sections that move linearly "
+        "with the loop variable, over an array of values, not of row "
+        "pointers): running it more than once could change the program's "
+        "results, so it is not benchmarked; its runs are profiled online "
+        "instead\n",
         label.c_str());
     return;
   }
