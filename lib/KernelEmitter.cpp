@@ -1315,7 +1315,10 @@ GeneratedKernel KernelPrinter::run() {
 
   GeneratedKernel K;
   K.Name = Request.Name;
-  K.Options = "-cl-fp32-correctly-rounded-divide-sqrt";
+  // -w: the compiler warned about the body when it compiled the program;
+  // the device's compiler would print the same warnings on the program's
+  // stderr at its first run.
+  K.Options = "-cl-fp32-correctly-rounded-divide-sqrt -w";
   // Parameters: the loop's lower bound and step, the scalars, the arrays
   // in the order of the data clauses (each with its origin, where it takes
   // one), the variable extents.
