@@ -202,8 +202,14 @@ void LoopCheck::walkTarget(const Expr *E, bool Reads) {
       return access(DRE, VD, Reads, /*Writes=*/true);
     return;
   }
+  // A member store writes its struct in part (the other members keep their
+  // values): a variable counts as read too, an array's element (`y[m].re =
+  // 0`) only where the assignment reads (`y[m].re += 1`).
   if (const auto *ME = dyn_cast<MemberExpr>(E); ME && !ME->isArrow())
-    return walkTarget(ME->getBase(), /*Reads=*/true);
+    return walkTarget(ME->getBase(),
+                      /*Reads=*/Reads ||
+                          !isa<ArraySubscriptExpr, MemberExpr>(
+                              ME->getBase()->IgnoreParenImpCasts()));
   if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
     return recordSubscript(ASE, /*IsWrite=*/true, /*AlsoReads=*/Reads);
   walk(E);
