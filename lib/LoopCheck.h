@@ -40,6 +40,7 @@
 
 #include <deque>
 #include <optional>
+#include <vector>
 
 namespace fpm::detail {
 
@@ -335,11 +336,77 @@ private:
     const DeclRefExpr *At = nullptr;
   };
   ReadAfter readAfterLoop(const VarDecl *VD) const;
-  /// What may differ from one iteration to the next (findIterationValues).
-  struct IterationValues;
+  /// The inner loops whose induction variables an index uses.
+  using InnerLoops = llvm::SmallMapVector<const VarDecl *, const ForStmt *, 2>;
+  /// What may differ between iterations at a point of the body
+  /// (findIterationValues).
+  struct IterationValues {
+    /// The loop variable, every variable computed from it in the iteration
+    /// (by assignment, or under a condition that uses it) and every
+    /// variable fpm cannot follow (its address taken, an array or a struct
+    /// of the iteration's own, a shared one written in the body).
+    llvm::DenseSet<const VarDecl *> Varying;
+    /// The variables computed (by assignment or initialization) from memory
+    /// the iteration reads: an element of an array, `*p`, `p->m`. Not the
+    /// variable of a `for` loop set in its header (`for (j = row[i]; ...)`),
+    /// which sweeps a range rather than picks an element.
+    llvm::DenseSet<const VarDecl *> Loaded;
+    /// The conditions each subscript of the body runs under: if, ?:, && and
+    /// ||, and the tests of the loops around it.
+    llvm::DenseMap<const Expr *, llvm::SmallVector<const Expr *, 4>> Conditions;
+    /// A break, continue or goto, and the conditions it runs under: where
+    /// they vary, what follows it runs in some iterations only.
+    struct Jump {
+      const Stmt *S;
+      llvm::SmallVector<const Expr *, 4> Conditions;
+      /// The loop it continues or leaves (null: the partitioned loop), or
+      /// for a goto the partitioned loop.
+      const Stmt *Loop;
+    };
+    llvm::SmallVector<Jump, 4> Jumps;
+    /// Each assignment to a variable: what its value is computed from, and
+    /// the conditions it runs under.
+    struct Def {
+      const VarDecl *Target;
+      /// The value assigned; null for ++, --, and in a `for` header.
+      const Stmt *Value;
+      llvm::SmallVector<const Stmt *, 4> Conditions;
+    };
+    std::vector<Def> Defs;
+
+    /// Whether E may differ between iterations: it names a varying
+    /// variable, or calls a function that is not a numeric one (which may
+    /// read or keep any state).
+    bool varies(const Stmt *E) const {
+      if (!E)
+        return false;
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+        if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+            VD && Varying.count(VD))
+          return true;
+      if (const auto *Call = dyn_cast<CallExpr>(E);
+          Call && !isNumericCall(Call))
+        return true;
+      return llvm::any_of(E->children(),
+                          [&](const Stmt *C) { return varies(C); });
+    }
+    bool anyVaries(llvm::ArrayRef<const Expr *> Es) const {
+      return llvm::any_of(Es, [&](const Expr *E) { return varies(E); });
+    }
+    bool loads(const Stmt *E) const;
+    /// Varying and Loaded to a fixed point over Defs.
+    void settle();
+  };
   void
   findIterationValues(IterationValues &Values,
                       const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  void walkValues(IterationValues &Values, const Stmt *Root, const Stmt *Whole);
+  bool sameInEachIteration(const IterationValues &Values, const Expr *At,
+                           llvm::ArrayRef<const Expr *> Indices) const;
+  bool isReadModifyWrite(const Subscript &W) const;
+  bool separatesIterations(const Subscript &W, const IterationValues &Values);
+  std::optional<IntPoly> iterationLeaf(const VarDecl *VD, const Stmt *At,
+                                       InnerLoops *Inner, unsigned Depth);
   std::optional<IntPoly> dependencePoly(const Expr *Index, const Stmt *At);
 
   // The data clauses against the body's subscripts: what an OpenCL device
@@ -348,8 +415,6 @@ private:
     StringRef Clause;
     const DataSection *Section;
   };
-  /// The inner loops whose induction variables an index uses.
-  using InnerLoops = llvm::SmallMapVector<const VarDecl *, const ForStmt *, 2>;
   void checkDataUses();
   void reportOutsideSection(const VarDecl *Array, const ClauseSection &CS);
   void reportOutReadBeforeWrite(const VarDecl *Array,

@@ -9,8 +9,10 @@
 // refuses"): canonical form, no way out of the body, no write to the loop
 // variable, no write to a shared scalar (a reduction's shape suggests
 // reduction(...)), no array written at the same elements by every
-// iteration unless private, no name in the private and data clauses that
-// means nothing at the loop; warns about likely loop-carried dependences,
+// iteration unless private, nor updated at elements chosen by memory the
+// iteration reads (an array reduction), no name in the private and data
+// clauses that means nothing at the loop; warns about likely loop-carried
+// dependences,
 // private variables read before written in an iteration or read after the
 // loop, and, where it can
 // prove them, about what an OpenCL device would miss of the data clauses: a
