@@ -665,6 +665,8 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   if (!checkHeader(Loop))
     return false;
   walk(For.getBody());
+  // A shared scalar a called function writes through its address.
+  markCallWrites();
   Ok &= checkGotos();
   Ok &= checkLocalNames();
   Ok &= checkInvariant(Loop.Bound, "bound");
@@ -718,6 +720,7 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   // A reduction variable may be written (the clause names it, valid or
   // not: an error at the clause is enough).
   PrivateVars.insert(Private.begin(), Private.end());
+  ReductionVars.insert(Reduced.begin(), Reduced.end());
   llvm::SmallSetVector<const VarDecl *, 4> Writable = Private;
   for (const VarDecl *VD : Reduced)
     Writable.insert(VD);

@@ -10,9 +10,9 @@
 // variable, no write to a shared scalar (a reduction's shape suggests
 // reduction(...)), no array written at the same elements by every
 // iteration unless private, nor updated at elements chosen by memory the
-// iteration reads (an array reduction), no name in the private and data
-// clauses that means nothing at the loop; warns about likely loop-carried
-// dependences,
+// iteration reads (an array reduction), in the body or in the functions it
+// calls, no name in the private and data clauses that means nothing at the
+// loop; warns about likely loop-carried dependences,
 // private variables read before written in an iteration or read after the
 // loop, and, where it can
 // prove them, about what an OpenCL device would miss of the data clauses: a

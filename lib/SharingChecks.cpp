@@ -22,7 +22,8 @@
 //    memory the iteration reads, none of them affine in the loop variable
 //    (error: an array reduction, such as a histogram).
 //
-// An array read at an element another iteration writes: DependenceChecks.cpp.
+// The same writes in the functions the body calls: CallWrites.cpp. An
+// array read at an element another iteration writes: DependenceChecks.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -423,6 +424,7 @@ bool LoopCheck::checkSharedWrites(
              "the loop variable '%0' is written in the body of the "
              "partitioned loop")
           << Var->getName();
+      noteCallWrite(A.Var);
       Reported.insert(A.Var);
       WritesOk = false;
       continue;
@@ -456,11 +458,9 @@ bool LoopCheck::checkSharedWrites(
         OneOp = false;
       }
     }
-    if (AssignedFirst || !Update) {
+    if (AssignedFirst || !Update)
       reportSharedWrite(A.Var, A.At);
-      continue;
-    }
-    if (OneOp)
+    else if (OneOp)
       report(Diags, Update->At->getExprLoc(), Level::Error,
              "'%0' is declared outside the partitioned loop and updated in it "
              "as a reduction: list it in 'reduction(%1: %0)', so that each PE "
@@ -472,6 +472,7 @@ bool LoopCheck::checkSharedWrites(
              "with more than one operator: a loop-carried dependence or a "
              "race, and not one reduction")
           << A.Var->getName();
+    noteCallWrite(A.Var);
   }
   return WritesOk;
 }
@@ -561,9 +562,10 @@ void LoopCheck::findIterationValues(
   Values.settle();
 }
 
-/// Records in Values what Root, the loop's body (Whole: the loop), assigns
-/// and under which conditions, its jumps, and the variables fpm cannot
-/// follow there (their address taken, not a plain scalar, static).
+/// Records in Values what Root, the loop's body or a callee's (Whole: the
+/// loop, or the callee's body), assigns and under which conditions, its
+/// jumps, and the variables fpm cannot follow there (their address taken,
+/// not a plain scalar, static).
 void LoopCheck::walkValues(IterationValues &Values, const Stmt *Root,
                            const Stmt *Whole) {
   llvm::DenseSet<const VarDecl *> &Varying = Values.Varying;
@@ -661,8 +663,11 @@ void LoopCheck::walkValues(IterationValues &Values, const Stmt *Root,
               Varying.insert(VD);
             return;
           }
-          if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
-            Values.Conditions[ASE].assign(Conds.begin(), Conds.end());
+          if (const auto *UO = dyn_cast<UnaryOperator>(E);
+              isa<ArraySubscriptExpr, CallExpr>(E) ||
+              (UO && UO->getOpcode() == UO_Deref) ||
+              (isa<MemberExpr>(E) && cast<MemberExpr>(E)->isArrow()))
+            Values.Conditions[E].assign(Conds.begin(), Conds.end());
           if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E)) {
             Walk(CO->getCond(), Loop, InSwitch);
             Under(CO->getCond(), [&] {
@@ -761,15 +766,21 @@ void LoopCheck::walkValues(IterationValues &Values, const Stmt *Root,
           Jump(S, Whole);
           return;
         }
+        if (const auto *Return = dyn_cast<ReturnStmt>(S)) {
+          // A callee's (the body's is an error): what follows it.
+          Walk(Return->getRetValue(), Loop, InSwitch);
+          Jump(S, nullptr);
+          return;
+        }
         Children();
       };
   Walk(Root, nullptr, false);
 }
 
-/// Whether At (a subscript), with Indices, is the same in every iteration
-/// where Values were found: no index varies, nor any condition it runs
-/// under, and no break, continue or goto that only some iterations take can
-/// skip it.
+/// Whether At (a subscript, `*p`, a call), with Indices, is the same in
+/// every iteration where Values were found: no index varies, nor any
+/// condition it runs under, and no break, continue, goto or return that
+/// only some iterations take can skip it.
 bool LoopCheck::sameInEachIteration(const IterationValues &Values,
                                     const Expr *At,
                                     ArrayRef<const Expr *> Indices) const {
@@ -871,10 +882,11 @@ bool LoopCheck::separatesIterations(const Subscript &W,
 /// The writes to arrays declared outside the loop (or through pointers
 /// declared there) that iterations race on: one whose subscripts, and the
 /// conditions it runs under, use neither the loop variable nor anything
-/// computed from it (every iteration writes the same elements); and an update
-/// (`+=`, `++`) at subscripts computed from memory the iteration reads, none of
-/// them an affine function of the loop variable (an array reduction: iterations
-/// may update the same element).
+/// computed from it (every iteration writes the same elements), in the body
+/// or in a function it calls (checkCallWrites); and an update (`+=`, `++`)
+/// at subscripts computed from memory the iteration reads, none of them an
+/// affine function of the loop variable (an array reduction: iterations may
+/// update the same element).
 bool LoopCheck::checkArrayRaces(
     const llvm::SmallSetVector<const VarDecl *, 4> &Priv) {
   IterationValues Values;
@@ -940,6 +952,7 @@ bool LoopCheck::checkArrayRaces(
     report(Diags, W.Root->getLocation(), Level::Note, "'%0' is declared here")
         << W.Root->getName();
   }
+  RacesOk &= checkCallWrites(Values, Priv, Reported);
   return RacesOk;
 }
 
