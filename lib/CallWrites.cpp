@@ -392,6 +392,21 @@ void LoopCheck::noteCallWrite(const VarDecl *VD) {
     }
 }
 
+/// After a diagnostic about VD: where the file declares it `#pragma omp
+/// threadprivate`, which a loop converted from OpenMP no longer honours.
+void LoopCheck::noteThreadPrivate(const VarDecl *VD) {
+  for (const OmpThreadPrivate &T : ThreadPrivates)
+    if (T.Var == VD->getCanonicalDecl()) {
+      report(Diags, T.Pragma, Level::Note,
+             "'%0' is declared 'threadprivate' here: OpenMP gave each thread "
+             "a copy of its own, but fpm shares one '%0' between all the "
+             "iterations of a partitioned loop unless it is listed in "
+             "'private(...)'")
+          << VD->getName();
+      return;
+    }
+}
+
 /// The races through calls (collectCallWrites, with the body's Values):
 /// a global a callee names itself that the loop lists in private(...) or
 /// reduction(...) (errors), or that a callee writes, a scalar (error) or an
@@ -420,6 +435,7 @@ bool LoopCheck::checkCallWrites(
     auto Declared = [&] {
       report(Diags, VD->getLocation(), Level::Note, "'%0' is declared here")
           << VD->getName();
+      noteThreadPrivate(VD);
     };
     auto WrittenHere = [&] {
       report(Diags, W.At->getExprLoc(), Level::Note, "%0 writes '%1' here")
@@ -440,6 +456,7 @@ bool LoopCheck::checkCallWrites(
             << VD->getName() << !Priv.count(VD) << Callee << !W.OnlyReads;
         report(Diags, W.At->getExprLoc(), Level::Note, "%0 names '%1' here")
             << Callee << VD->getName();
+        noteThreadPrivate(VD);
       } else if (W.OnlyReads || Own ||
                  llvm::any_of(Accesses, [&](const Access &A) {
                    return A.Var == VD && A.Writes;

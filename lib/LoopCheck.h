@@ -269,9 +269,10 @@ struct Access {
 class LoopCheck {
 public:
   LoopCheck(ASTContext &Ctx, const PartitionPragma &Pragma,
-            const FunctionDecl &Fn, const ForStmt &For)
+            const FunctionDecl &Fn, const ForStmt &For,
+            llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates = {})
       : Ctx(Ctx), SM(Ctx.getSourceManager()), Diags(Ctx.getDiagnostics()),
-        Pragma(Pragma), Fn(Fn), For(For) {}
+        Pragma(Pragma), Fn(Fn), For(For), ThreadPrivates(ThreadPrivates) {}
 
   bool run(CanonicalLoop &Loop, LoopVariables &Vars);
   llvm::SmallVector<OutCover, 2> coverOut(const VarDecl &LoopVar);
@@ -480,6 +481,7 @@ private:
                        const llvm::SmallSetVector<const VarDecl *, 4> &Priv,
                        llvm::DenseSet<const VarDecl *> &Reported);
   void noteCallWrite(const VarDecl *VD);
+  void noteThreadPrivate(const VarDecl *VD);
   const FunctionDecl *followableCallee(const CallExpr *Call,
                                        unsigned Depth) const;
 
@@ -633,6 +635,8 @@ private:
   /// What the functions the body calls write (markCallWrites), without
   /// the body's values.
   llvm::SmallVector<CallWrite, 2> CallWrites;
+  /// The variables the file declares `#pragma omp threadprivate`.
+  llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates;
   /// isInvariant's answers.
   llvm::DenseMap<const VarDecl *, bool> Invariant;
   /// parentOf's map: the function's body, built on first use, and the

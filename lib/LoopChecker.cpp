@@ -770,8 +770,9 @@ using detail::LoopCheck;
 
 bool checkLoop(ASTContext &Ctx, const PartitionPragma &Pragma,
                const FunctionDecl &Fn, const ForStmt &For, CanonicalLoop &Loop,
-               LoopVariables &Vars) {
-  return LoopCheck(Ctx, Pragma, Fn, For).run(Loop, Vars);
+               LoopVariables &Vars,
+               llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates) {
+  return LoopCheck(Ctx, Pragma, Fn, For, ThreadPrivates).run(Loop, Vars);
 }
 
 llvm::SmallVector<OutCover, 2>

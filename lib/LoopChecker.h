@@ -27,6 +27,7 @@
 #ifndef FPM_LIB_LOOPCHECKER_H
 #define FPM_LIB_LOOPCHECKER_H
 
+#include "OpenMpRegions.h"
 #include "PragmaParser.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -113,11 +114,14 @@ struct LoopVariables {
 
 /// Checks For, which Pragma stands before, in Fn. Reports every violation as
 /// an error and every suspicion as a warning through Ctx's diagnostics (the
-/// data clauses' warnings only for a loop without errors). Returns false if
-/// there was an error; fills Loop and Vars otherwise.
+/// data clauses' warnings only for a loop without errors), with a note
+/// where a variable they name is one of ThreadPrivates (OpenMP gave each
+/// thread a copy of it; fpm shares it unless it is private). Returns false
+/// if there was an error; fills Loop and Vars otherwise.
 bool checkLoop(clang::ASTContext &Ctx, const PartitionPragma &Pragma,
                const clang::FunctionDecl &Fn, const clang::ForStmt &For,
-               CanonicalLoop &Loop, LoopVariables &Vars);
+               CanonicalLoop &Loop, LoopVariables &Vars,
+               llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates = {});
 
 /// Whether each iteration of a loop writes every element of one section of
 /// its out clause.

@@ -473,6 +473,7 @@ bool LoopCheck::checkSharedWrites(
              "race, and not one reduction")
           << A.Var->getName();
     noteCallWrite(A.Var);
+    noteThreadPrivate(A.Var);
   }
   return WritesOk;
 }
@@ -923,6 +924,7 @@ bool LoopCheck::checkArrayRaces(
             << W.Root->getName() << text(W.At) << Var->getName();
       report(Diags, W.Root->getLocation(), Level::Note, "'%0' is declared here")
           << W.Root->getName();
+      noteThreadPrivate(W.Root);
       continue;
     }
     // An array reduction: `hist[key[i]]++`, `l = x[k]; q[l] += 1;`.
@@ -951,6 +953,7 @@ bool LoopCheck::checkArrayRaces(
         << Name << Element << Rows;
     report(Diags, W.Root->getLocation(), Level::Note, "'%0' is declared here")
         << W.Root->getName();
+    noteThreadPrivate(W.Root);
   }
   RacesOk &= checkCallWrites(Values, Priv, Reported);
   return RacesOk;
