@@ -27,6 +27,9 @@
 //    or to a shared number, the same in every iteration: a warning (it may
 //    write through it).
 //
+// And, for PrivateChecks.cpp, whether a callee's first use of a parameter
+// writes the elements it points to (firstUseOfParameter).
+//
 //===----------------------------------------------------------------------===//
 
 #include "LoopCheck.h"
@@ -556,6 +559,96 @@ bool LoopCheck::checkCallWrites(
     Done.insert(VD);
   }
   return CallsOk;
+}
+
+/// How Def's first use of its parameter P (in the order the checks walk a
+/// body: an assignment's right side before its left) treats the elements P
+/// points to: writes one (`p[k] = ...`, `p[k].m = ...`, `*p = ...`), reads
+/// one (ReadAt: `p[k]`, `p[k] += ...`), passes P to a function whose first
+/// use writes or reads; Unused if it never names P; Unknown for anything
+/// else (P escapes, a function fpm does not follow).
+LoopCheck::FirstUse LoopCheck::firstUseOfParameter(const FunctionDecl *Def,
+                                                   const VarDecl *P,
+                                                   unsigned Depth,
+                                                   const Expr *&ReadAt) {
+  std::function<const DeclRefExpr *(const Stmt *)> First =
+      [&](const Stmt *S) -> const DeclRefExpr * {
+    if (!S || isa<LambdaExpr, BlockExpr, UnaryExprOrTypeTraitExpr>(S))
+      return nullptr;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+      return DRE->getDecl() == P ? DRE : nullptr;
+    if (auto Bin = asBinary(dyn_cast<Expr>(S));
+        Bin && BinaryOperator::isAssignmentOp(Bin->Op)) {
+      if (const DeclRefExpr *D = First(Bin->RHS))
+        return D;
+      return First(Bin->LHS);
+    }
+    for (const Stmt *C : S->children())
+      if (const DeclRefExpr *D = First(C))
+        return D;
+    return nullptr;
+  };
+  const DeclRefExpr *Use = First(Def->getBody());
+  if (!Use)
+    return FirstUse::Unused;
+  // Up from the name: its value, an offset from it, then an element and
+  // members of it.
+  const Stmt *Cur = Use;
+  bool Element = false;
+  while (const Stmt *Up = parentOf(Cur)) {
+    const auto *Cast = dyn_cast<ImplicitCastExpr>(Up);
+    const auto *ASE = dyn_cast<ArraySubscriptExpr>(Up);
+    const auto *UO = dyn_cast<UnaryOperator>(Up);
+    const auto *ME = dyn_cast<MemberExpr>(Up);
+    const auto *BO = dyn_cast<BinaryOperator>(Up);
+    if (isa<ParenExpr>(Up) ||
+        (Cast && (Cast->getCastKind() == CK_NoOp ||
+                  Cast->getCastKind() == CK_ArrayToPointerDecay ||
+                  (!Element && Cast->getCastKind() == CK_LValueToRValue))) ||
+        (!Element && BO &&
+         (BO->getOpcode() == BO_Add || BO->getOpcode() == BO_Sub) &&
+         cast<Expr>(Cur)->getType()->isPointerType())) {
+      Cur = Up;
+    } else if ((ASE && ASE->getBase() == Cur) ||
+               (UO && UO->getOpcode() == UO_Deref) ||
+               (ME && ME->getBase() == Cur && ME->isArrow() == !Element)) {
+      Element = true;
+      Cur = Up;
+    } else {
+      break;
+    }
+  }
+  const Stmt *Parent = parentOf(Cur);
+  if (!Parent)
+    return FirstUse::Unknown;
+  if (!Element) {
+    // P itself, passed on to a function (which, if it never names it,
+    // leaves the rest of Def to decide: unknown here).
+    const auto *Call = dyn_cast<CallExpr>(Parent);
+    const FunctionDecl *Callee =
+        Call ? followableCallee(Call, Depth + 1) : nullptr;
+    auto Arg = Call ? llvm::find(Call->arguments(), Cur) : nullptr;
+    if (!Callee || Arg == Call->arg_end())
+      return FirstUse::Unknown;
+    FirstUse Use = firstUseOfParameter(
+        Callee, Callee->getParamDecl(Arg - Call->arg_begin()), Depth + 1,
+        ReadAt);
+    return Use == FirstUse::Unused ? FirstUse::Unknown : Use;
+  }
+  if (auto Bin = asBinary(dyn_cast<Expr>(Parent));
+      Bin && BinaryOperator::isAssignmentOp(Bin->Op) && Bin->LHS == Cur) {
+    if (Bin->Op == BO_Assign)
+      return FirstUse::Writes;
+    ReadAt = cast<Expr>(Cur);
+    return FirstUse::Reads;
+  }
+  const auto *Cast = dyn_cast<ImplicitCastExpr>(Parent);
+  if ((Cast && Cast->getCastKind() == CK_LValueToRValue) ||
+      asIncDec(dyn_cast<Expr>(Parent))) {
+    ReadAt = cast<Expr>(Cur);
+    return FirstUse::Reads;
+  }
+  return FirstUse::Unknown;
 }
 
 } // namespace fpm::detail

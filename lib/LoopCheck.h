@@ -334,6 +334,9 @@ private:
   const DeclRefExpr *useInLambda(const LambdaExpr *Lambda,
                                  const DeclRefExpr *Capture) const;
   void checkPrivateReads(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  void checkPrivateArrayRead(
+      const VarDecl *VD,
+      llvm::function_ref<void(const VarDecl *, const Expr *)> Warn);
   void
   checkPrivatesAfterLoop(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
   /// Whether the code after the loop may read VD before it writes it.
@@ -482,6 +485,11 @@ private:
                        llvm::DenseSet<const VarDecl *> &Reported);
   void noteCallWrite(const VarDecl *VD);
   void noteThreadPrivate(const VarDecl *VD);
+  /// Whether a function's first use of a parameter writes the elements it
+  /// points to (firstUseOfParameter).
+  enum class FirstUse { Writes, Reads, Unused, Unknown };
+  FirstUse firstUseOfParameter(const FunctionDecl *Def, const VarDecl *P,
+                               unsigned Depth, const Expr *&ReadAt);
   const FunctionDecl *followableCallee(const CallExpr *Call,
                                        unsigned Depth) const;
 
