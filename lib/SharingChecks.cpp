@@ -790,12 +790,14 @@ bool LoopCheck::sameInEachIteration(const IterationValues &Values,
   auto Conds = Values.Conditions.find(At);
   if (Conds != Values.Conditions.end() && Values.anyVaries(Conds->second))
     return false;
+  // A jump of an inner loop skips what that loop holds (a goto: the whole
+  // body); one of the partitioned loop (or a callee's return), what follows.
   return llvm::none_of(Values.Jumps, [&](const IterationValues::Jump &J) {
     return Values.anyVaries(J.Conditions) &&
-           (SM.isBeforeInTranslationUnit(
-                SM.getExpansionLoc(J.S->getBeginLoc()),
-                SM.getExpansionLoc(At->getBeginLoc())) ||
-            (J.Loop && isInside(At->getExprLoc(), J.Loop->getSourceRange())));
+           (J.Loop ? isInside(At->getExprLoc(), J.Loop->getSourceRange())
+                   : SM.isBeforeInTranslationUnit(
+                         SM.getExpansionLoc(J.S->getBeginLoc()),
+                         SM.getExpansionLoc(At->getBeginLoc())));
   });
 }
 
