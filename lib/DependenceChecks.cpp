@@ -13,60 +13,65 @@
 
 #include "LoopCheck.h"
 
-#include <functional>
-
 using namespace clang;
 
 namespace fpm::detail {
 
+/// What VD stands for in an index evaluated at At, as bodyLeaf says (the
+/// loop variable, constants, invariants, inner loops' variables recorded in
+/// Inner, locals of the body initialized once), or a local or private
+/// variable computed once in the iteration from these: `j = i + d;` as a
+/// statement of the body's top level before At, j written nowhere else.
+std::optional<IntPoly> LoopCheck::iterationLeaf(const VarDecl *VD,
+                                                const Stmt *At,
+                                                InnerLoops *Inner,
+                                                unsigned Depth) {
+  if (std::optional<IntPoly> P = bodyLeaf(VD, At, Inner, 0))
+    return P;
+  if (Depth >= 8 || !isPlainInteger(VD))
+    return std::nullopt;
+  // One plain assignment, a statement of the body's top level before At;
+  // every other use of VD in the body reads it.
+  const BinaryOperator *Def = nullptr;
+  for (const Access &A : Accesses) {
+    if (A.Var != VD || !A.Writes)
+      continue;
+    const auto *BO = dyn_cast_or_null<BinaryOperator>(parentOf(A.At));
+    if (Def || A.Reads || !BO || BO->getOpcode() != BO_Assign ||
+        BO->getLHS() != A.At || parentOf(BO) != For.getBody() ||
+        !SM.isBeforeInTranslationUnit(SM.getExpansionLoc(BO->getEndLoc()),
+                                      SM.getExpansionLoc(At->getBeginLoc())))
+      return std::nullopt;
+    Def = BO;
+  }
+  if (!Def)
+    return std::nullopt;
+  llvm::SmallVector<const Stmt *, 32> Work{For.getBody()};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S);
+        DRE && DRE->getDecl() == VD && DRE != Def->getLHS() && !readsValue(DRE))
+      return std::nullopt;
+    llvm::append_range(Work, S->children());
+  }
+  return intPolyFromExpr(Def->getRHS(), Ctx, [&](const VarDecl *W) {
+    return iterationLeaf(W, At, Inner, Depth + 1);
+  });
+}
+
 /// An index as a polynomial over the loop variable, invariant variables,
 /// the induction variables of the inner loops around At (each iteration's
-/// own: they stay symbols) and the locals and private variables computed
-/// from these once in the iteration (`int j = i + d;`, or `j = i + d;` as
-/// a statement of the body before At, j written nowhere else); else
-/// `i +/- c` as written.
+/// own: they stay symbols) and the variables computed from these once in
+/// the iteration (iterationLeaf); else `i +/- c` as written.
 std::optional<IntPoly> LoopCheck::dependencePoly(const Expr *Index,
                                                  const Stmt *At) {
   InnerLoops Inner;
-  std::function<std::optional<IntPoly>(const VarDecl *, unsigned)> Leaf =
-      [&](const VarDecl *VD, unsigned Depth) -> std::optional<IntPoly> {
-    if (std::optional<IntPoly> P = bodyLeaf(VD, At, &Inner, 0))
-      return P;
-    if (Depth >= 8 || !isPlainInteger(VD))
-      return std::nullopt;
-    // One plain assignment, a statement of the body's top level before At;
-    // every other use of VD in the body reads it.
-    const BinaryOperator *Def = nullptr;
-    for (const Access &A : Accesses) {
-      if (A.Var != VD || !A.Writes)
-        continue;
-      const auto *BO = dyn_cast_or_null<BinaryOperator>(parentOf(A.At));
-      if (Def || A.Reads || !BO || BO->getOpcode() != BO_Assign ||
-          BO->getLHS() != A.At || parentOf(BO) != For.getBody() ||
-          !SM.isBeforeInTranslationUnit(SM.getExpansionLoc(BO->getEndLoc()),
-                                        SM.getExpansionLoc(At->getBeginLoc())))
-        return std::nullopt;
-      Def = BO;
-    }
-    if (!Def)
-      return std::nullopt;
-    llvm::SmallVector<const Stmt *, 32> Work{For.getBody()};
-    while (!Work.empty()) {
-      const Stmt *S = Work.pop_back_val();
-      if (!S)
-        continue;
-      if (const auto *DRE = dyn_cast<DeclRefExpr>(S);
-          DRE && DRE->getDecl() == VD && DRE != Def->getLHS() &&
-          !readsValue(DRE))
-        return std::nullopt;
-      llvm::append_range(Work, S->children());
-    }
-    return intPolyFromExpr(Def->getRHS(), Ctx, [&](const VarDecl *W) {
-      return Leaf(W, Depth + 1);
-    });
-  };
-  std::optional<IntPoly> P = intPolyFromExpr(
-      Index, Ctx, [&](const VarDecl *VD) { return Leaf(VD, 0); });
+  std::optional<IntPoly> P =
+      intPolyFromExpr(Index, Ctx, [&](const VarDecl *VD) {
+        return iterationLeaf(VD, At, &Inner, 0);
+      });
   if (!P)
     if (std::optional<int64_t> Offset = loopOffset(Ctx, Index, Var))
       if (std::optional<IntPoly> C = IntPoly::constant(*Offset))

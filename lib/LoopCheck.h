@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Private to LoopChecker.cpp, SharingChecks.cpp, PrivateChecks.cpp,
-// DependenceChecks.cpp, SectionChecks.cpp, WalkReaders.cpp and OutCover.cpp:
-// the one walk of a loop's body (LoopCheck) and what it records, which the
-// DOALL checks (LoopChecker.cpp, and SharingChecks.cpp, PrivateChecks.cpp and
-// DependenceChecks.cpp for what iterations share), the data-section checks
+// Private to LoopChecker.cpp, SharingChecks.cpp, CallWrites.cpp,
+// PrivateChecks.cpp, DependenceChecks.cpp, SectionChecks.cpp, WalkReaders.cpp
+// and OutCover.cpp: the one walk of a loop's body (LoopCheck) and what it
+// records, which the DOALL checks (LoopChecker.cpp, and SharingChecks.cpp,
+// CallWrites.cpp, PrivateChecks.cpp and DependenceChecks.cpp for what
+// iterations share), the data-section checks
 // (SectionChecks.cpp) and the proof that out sections are written whole
 // (OutCover.cpp) read, through the readers in WalkReaders.cpp, and the small
 // AST helpers they share.
@@ -40,12 +41,18 @@
 
 #include <deque>
 #include <optional>
+#include <vector>
 
 namespace fpm::detail {
 
 using namespace clang;
 
 using Level = DiagnosticsEngine::Level;
+
+/// How deep the checks follow calls into the functions a loop calls, and
+/// how many they look at: beyond them they prove nothing.
+constexpr unsigned MaxCallDepth = 6;
+constexpr size_t MaxFrames = 64;
 
 inline const VarDecl *referencedVar(const Expr *E) {
   if (!E)
@@ -262,9 +269,10 @@ struct Access {
 class LoopCheck {
 public:
   LoopCheck(ASTContext &Ctx, const PartitionPragma &Pragma,
-            const FunctionDecl &Fn, const ForStmt &For)
+            const FunctionDecl &Fn, const ForStmt &For,
+            llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates = {})
       : Ctx(Ctx), SM(Ctx.getSourceManager()), Diags(Ctx.getDiagnostics()),
-        Pragma(Pragma), Fn(Fn), For(For) {}
+        Pragma(Pragma), Fn(Fn), For(For), ThreadPrivates(ThreadPrivates) {}
 
   bool run(CanonicalLoop &Loop, LoopVariables &Vars);
   llvm::SmallVector<OutCover, 2> coverOut(const VarDecl &LoopVar);
@@ -326,6 +334,9 @@ private:
   const DeclRefExpr *useInLambda(const LambdaExpr *Lambda,
                                  const DeclRefExpr *Capture) const;
   void checkPrivateReads(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  void checkPrivateArrayRead(
+      const VarDecl *VD,
+      llvm::function_ref<void(const VarDecl *, const Expr *)> Warn);
   void
   checkPrivatesAfterLoop(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
   /// Whether the code after the loop may read VD before it writes it.
@@ -335,12 +346,152 @@ private:
     const DeclRefExpr *At = nullptr;
   };
   ReadAfter readAfterLoop(const VarDecl *VD) const;
-  /// What may differ from one iteration to the next (findIterationValues).
-  struct IterationValues;
+  /// The inner loops whose induction variables an index uses.
+  using InnerLoops = llvm::SmallMapVector<const VarDecl *, const ForStmt *, 2>;
+  /// What may differ between iterations at a point of the body, or of a
+  /// function it calls (findIterationValues; followShared for a callee).
+  struct IterationValues {
+    /// The loop variable, every variable computed from it in the iteration
+    /// (by assignment, or under a condition that uses it) and every
+    /// variable fpm cannot follow (its address taken, an array or a struct
+    /// of the iteration's own, a shared one written in the body); in a
+    /// callee, the parameters whose arguments vary too.
+    llvm::DenseSet<const VarDecl *> Varying;
+    /// The variables computed (by assignment or initialization) from memory
+    /// the iteration reads: an element of an array, `*p`, `p->m`. Not the
+    /// variable of a `for` loop set in its header (`for (j = row[i]; ...)`),
+    /// which sweeps a range rather than picks an element.
+    llvm::DenseSet<const VarDecl *> Loaded;
+    /// The conditions each subscript, `*p`, `p->m` and call runs under: if,
+    /// ?:, && and ||, and the tests of the loops around it.
+    llvm::DenseMap<const Expr *, llvm::SmallVector<const Expr *, 4>> Conditions;
+    /// A break, continue, goto or return, and the conditions it runs
+    /// under: where they vary, what follows it runs in some iterations only.
+    struct Jump {
+      const Stmt *S;
+      llvm::SmallVector<const Expr *, 4> Conditions;
+      /// The loop it continues or leaves (null: the partitioned loop, or
+      /// the callee a return leaves), or for a goto the whole body or callee.
+      const Stmt *Loop;
+    };
+    llvm::SmallVector<Jump, 4> Jumps;
+    /// Each assignment to a variable: what its value is computed from, and
+    /// the conditions it runs under.
+    struct Def {
+      const VarDecl *Target;
+      /// The value assigned; null for ++, --, and in a `for` header.
+      const Stmt *Value;
+      llvm::SmallVector<const Stmt *, 4> Conditions;
+    };
+    std::vector<Def> Defs;
+
+    /// Whether E may differ between iterations: it names a varying
+    /// variable (but Except), or calls a function that is not a numeric one
+    /// (which may read or keep any state).
+    bool varies(const Stmt *E, const VarDecl *Except = nullptr) const {
+      if (!E)
+        return false;
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+        if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+            VD && VD != Except && Varying.count(VD))
+          return true;
+      if (const auto *Call = dyn_cast<CallExpr>(E);
+          Call && !isNumericCall(Call))
+        return true;
+      return llvm::any_of(E->children(),
+                          [&](const Stmt *C) { return varies(C, Except); });
+    }
+    bool anyVaries(llvm::ArrayRef<const Expr *> Es) const {
+      return llvm::any_of(Es, [&](const Expr *E) { return varies(E); });
+    }
+    bool loads(const Stmt *E) const;
+    /// Varying and Loaded to a fixed point over Defs.
+    void settle();
+  };
   void
   findIterationValues(IterationValues &Values,
                       const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
+  void walkValues(IterationValues &Values, const Stmt *Root, const Stmt *Whole);
+  bool sameInEachIteration(const IterationValues &Values, const Expr *At,
+                           llvm::ArrayRef<const Expr *> Indices) const;
+  bool isReadModifyWrite(const Subscript &W) const;
+  bool separatesIterations(const Subscript &W, const IterationValues &Values);
+  std::optional<IntPoly> iterationLeaf(const VarDecl *VD, const Stmt *At,
+                                       InnerLoops *Inner, unsigned Depth);
   std::optional<IntPoly> dependencePoly(const Expr *Index, const Stmt *At);
+
+  // What the functions the body calls write of the variables declared
+  // outside the loop (CallWrites.cpp).
+  /// A call followed into its callee's body: the callee's pointer and
+  /// reference parameters bound to the variables their arguments point
+  /// into or name.
+  struct SharedFrame {
+    /// The frame of the function that makes the call; null for the body.
+    const SharedFrame *Caller = nullptr;
+    unsigned Depth = 1;
+    /// The call, and each call that leads to it, runs under the same
+    /// conditions in every iteration (sameInEachIteration).
+    bool Each = true;
+    struct Binding {
+      const VarDecl *Var;
+      /// The body's argument that names Var; null where a callee names it
+      /// itself (a global).
+      const Expr *Arg;
+      /// The parameter reaches Var's own storage (`&t`, `x`, `&x[k]`), not
+      /// what Var, a pointer, points to.
+      bool Storage;
+    };
+    /// The pointer parameters the callee never assigns, and its non-const
+    /// references.
+    llvm::DenseMap<const VarDecl *, Binding> Bound;
+    /// What varies in the callee; nothing where followed without the
+    /// body's values.
+    IterationValues Values;
+  };
+  /// A write of a variable declared outside the loop in a function the body
+  /// calls (or a use of a global the function names itself).
+  struct CallWrite {
+    const VarDecl *Var;
+    /// The body's call that leads there.
+    const CallExpr *Call;
+    /// The body's argument that names Var; null where a callee names it
+    /// itself (a global).
+    const Expr *Arg;
+    /// The write (the use) in a callee; null for a call fpm cannot follow,
+    /// which receives a pointer to Var that it may write through.
+    const Expr *At;
+    /// The callee that writes (the one fpm does not follow).
+    const FunctionDecl *Callee;
+    /// Var's own storage, not what Var, a pointer, points to.
+    bool Storage;
+    /// A use of a global that may not write it.
+    bool OnlyReads = false;
+    /// For an array: the write runs under the same conditions, at the same
+    /// elements, in every iteration (with the body's values).
+    bool Same = false;
+  };
+  void collectCallWrites(const IterationValues *BodyValues,
+                         std::deque<SharedFrame> &Frames,
+                         llvm::SmallVectorImpl<CallWrite> &Writes);
+  void followShared(const CallExpr *Call, const SharedFrame *Caller,
+                    const IterationValues *Values, const CallExpr *BodyCall,
+                    std::deque<SharedFrame> &Frames,
+                    llvm::SmallVectorImpl<CallWrite> &Writes);
+  std::optional<SharedFrame::Binding>
+  boundTarget(const Expr *Arg, const SharedFrame *Caller, bool Reference) const;
+  void markCallWrites();
+  bool checkCallWrites(const IterationValues &Values,
+                       const llvm::SmallSetVector<const VarDecl *, 4> &Priv,
+                       llvm::DenseSet<const VarDecl *> &Reported);
+  void noteCallWrite(const VarDecl *VD);
+  void noteThreadPrivate(const VarDecl *VD);
+  /// Whether a function's first use of a parameter writes the elements it
+  /// points to (firstUseOfParameter).
+  enum class FirstUse { Writes, Reads, Unused, Unknown };
+  FirstUse firstUseOfParameter(const FunctionDecl *Def, const VarDecl *P,
+                               unsigned Depth, const Expr *&ReadAt);
+  const FunctionDecl *followableCallee(const CallExpr *Call,
+                                       unsigned Depth) const;
 
   // The data clauses against the body's subscripts: what an OpenCL device
   // would miss (spec/pragma.md, "Offloading").
@@ -348,8 +499,6 @@ private:
     StringRef Clause;
     const DataSection *Section;
   };
-  /// The inner loops whose induction variables an index uses.
-  using InnerLoops = llvm::SmallMapVector<const VarDecl *, const ForStmt *, 2>;
   void checkDataUses();
   void reportOutsideSection(const VarDecl *Array, const ClauseSection &CS);
   void reportOutReadBeforeWrite(const VarDecl *Array,
@@ -488,8 +637,14 @@ private:
   /// (checkLocalNames), in source order.
   llvm::SmallVector<const NamedDecl *, 4> LocalTypes;
   llvm::SmallVector<const GotoStmt *, 2> Gotos;
-  /// The private variables, once run() knows them.
+  /// The private variables, and the reduction ones, once run() knows them.
   llvm::SmallPtrSet<const VarDecl *, 4> PrivateVars;
+  llvm::SmallPtrSet<const VarDecl *, 2> ReductionVars;
+  /// What the functions the body calls write (markCallWrites), without
+  /// the body's values.
+  llvm::SmallVector<CallWrite, 2> CallWrites;
+  /// The variables the file declares `#pragma omp threadprivate`.
+  llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates;
   /// isInvariant's answers.
   llvm::DenseMap<const VarDecl *, bool> Invariant;
   /// parentOf's map: the function's body, built on first use, and the

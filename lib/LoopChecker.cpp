@@ -202,8 +202,14 @@ void LoopCheck::walkTarget(const Expr *E, bool Reads) {
       return access(DRE, VD, Reads, /*Writes=*/true);
     return;
   }
+  // A member store writes its struct in part (the other members keep their
+  // values): a variable counts as read too, an array's element (`y[m].re =
+  // 0`) only where the assignment reads (`y[m].re += 1`).
   if (const auto *ME = dyn_cast<MemberExpr>(E); ME && !ME->isArrow())
-    return walkTarget(ME->getBase(), /*Reads=*/true);
+    return walkTarget(ME->getBase(),
+                      /*Reads=*/Reads ||
+                          !isa<ArraySubscriptExpr, MemberExpr>(
+                              ME->getBase()->IgnoreParenImpCasts()));
   if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
     return recordSubscript(ASE, /*IsWrite=*/true, /*AlsoReads=*/Reads);
   walk(E);
@@ -659,6 +665,8 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   if (!checkHeader(Loop))
     return false;
   walk(For.getBody());
+  // A shared scalar a called function writes through its address.
+  markCallWrites();
   Ok &= checkGotos();
   Ok &= checkLocalNames();
   Ok &= checkInvariant(Loop.Bound, "bound");
@@ -712,6 +720,7 @@ bool LoopCheck::run(CanonicalLoop &Loop, LoopVariables &Vars) {
   // A reduction variable may be written (the clause names it, valid or
   // not: an error at the clause is enough).
   PrivateVars.insert(Private.begin(), Private.end());
+  ReductionVars.insert(Reduced.begin(), Reduced.end());
   llvm::SmallSetVector<const VarDecl *, 4> Writable = Private;
   for (const VarDecl *VD : Reduced)
     Writable.insert(VD);
@@ -761,8 +770,9 @@ using detail::LoopCheck;
 
 bool checkLoop(ASTContext &Ctx, const PartitionPragma &Pragma,
                const FunctionDecl &Fn, const ForStmt &For, CanonicalLoop &Loop,
-               LoopVariables &Vars) {
-  return LoopCheck(Ctx, Pragma, Fn, For).run(Loop, Vars);
+               LoopVariables &Vars,
+               llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates) {
+  return LoopCheck(Ctx, Pragma, Fn, For, ThreadPrivates).run(Loop, Vars);
 }
 
 llvm::SmallVector<OutCover, 2>

@@ -9,8 +9,10 @@
 // refuses"): canonical form, no way out of the body, no write to the loop
 // variable, no write to a shared scalar (a reduction's shape suggests
 // reduction(...)), no array written at the same elements by every
-// iteration unless private, no name in the private and data clauses that
-// means nothing at the loop; warns about likely loop-carried dependences,
+// iteration unless private, nor updated at elements chosen by memory the
+// iteration reads (an array reduction), in the body or in the functions it
+// calls, no name in the private and data clauses that means nothing at the
+// loop; warns about likely loop-carried dependences,
 // private variables read before written in an iteration or read after the
 // loop, and, where it can
 // prove them, about what an OpenCL device would miss of the data clauses: a
@@ -25,6 +27,7 @@
 #ifndef FPM_LIB_LOOPCHECKER_H
 #define FPM_LIB_LOOPCHECKER_H
 
+#include "OpenMpRegions.h"
 #include "PragmaParser.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -111,11 +114,14 @@ struct LoopVariables {
 
 /// Checks For, which Pragma stands before, in Fn. Reports every violation as
 /// an error and every suspicion as a warning through Ctx's diagnostics (the
-/// data clauses' warnings only for a loop without errors). Returns false if
-/// there was an error; fills Loop and Vars otherwise.
+/// data clauses' warnings only for a loop without errors), with a note
+/// where a variable they name is one of ThreadPrivates (OpenMP gave each
+/// thread a copy of it; fpm shares it unless it is private). Returns false
+/// if there was an error; fills Loop and Vars otherwise.
 bool checkLoop(clang::ASTContext &Ctx, const PartitionPragma &Pragma,
                const clang::FunctionDecl &Fn, const clang::ForStmt &For,
-               CanonicalLoop &Loop, LoopVariables &Vars);
+               CanonicalLoop &Loop, LoopVariables &Vars,
+               llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates = {});
 
 /// Whether each iteration of a loop writes every element of one section of
 /// its out clause.

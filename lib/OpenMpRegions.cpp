@@ -11,6 +11,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <optional>
 
@@ -56,13 +57,14 @@ std::string destringize(StringRef Literal) {
   return Text;
 }
 
-/// The regions of the OpenMP directives among Locs (`#pragma omp ...` lines
-/// and `_Pragma("omp ...")` operators, in macros too), their statements not
-/// yet found.
-std::vector<OmpRegion> ompRegions(const SourceRecord &Record,
-                                  const SourceManager &SM,
-                                  const LangOptions &LO) {
-  std::vector<OmpRegion> Regions;
+/// Calls Each with every OpenMP directive among Record's pragmas (`#pragma
+/// omp ...` lines and `_Pragma("omp ...")` operators, in macros too): where
+/// it is, its tokens after `omp` (raw, valid during the call), and where its
+/// text ends.
+void forEachOmpDirective(
+    const SourceRecord &Record, const SourceManager &SM, const LangOptions &LO,
+    llvm::function_ref<void(SourceLocation, ArrayRef<Token>, SourceLocation)>
+        Each) {
   for (SourceLocation Loc : Record.PragmaLocs) {
     // The directive's tokens after `omp` (pointing into the file or into
     // Text), and where its text ends.
@@ -113,16 +115,29 @@ std::vector<OmpRegion> ompRegions(const SourceRecord &Record,
       Next.LexFromRawLexer(Tok);
       After = Tok.getLocation();
     }
-    std::optional<std::string> Directive = regionDirective(Words);
-    if (!Directive)
-      continue;
-    // The statement: the first token after the directive that is code.
-    std::optional<Token> Stmt = codeTokenAfter(After, Record, SM, LO);
-    if (!Stmt)
-      continue;
-    Regions.push_back(
-        {SM.getExpansionLoc(Loc), *Directive, Stmt->getLocation(), {}});
+    Each(Loc, Words, After);
   }
+}
+
+/// The regions of the OpenMP directives among Record's pragmas, their
+/// statements not yet found.
+std::vector<OmpRegion> ompRegions(const SourceRecord &Record,
+                                  const SourceManager &SM,
+                                  const LangOptions &LO) {
+  std::vector<OmpRegion> Regions;
+  forEachOmpDirective(
+      Record, SM, LO,
+      [&](SourceLocation Loc, ArrayRef<Token> Words, SourceLocation After) {
+        std::optional<std::string> Directive = regionDirective(Words);
+        if (!Directive)
+          return;
+        // The statement: the first token after the directive that is code.
+        std::optional<Token> Stmt = codeTokenAfter(After, Record, SM, LO);
+        if (!Stmt)
+          return;
+        Regions.push_back(
+            {SM.getExpansionLoc(Loc), *Directive, Stmt->getLocation(), {}});
+      });
   return Regions;
 }
 
@@ -158,6 +173,83 @@ std::vector<OmpRegion> findOmpRegions(const SourceRecord &Record,
   if (!Regions.empty())
     RegionStatements(SM, Regions).TraverseDecl(Ctx.getTranslationUnitDecl());
   return Regions;
+}
+
+namespace {
+
+/// The variables with static storage whose names are in Names.
+class NamedStatics : public RecursiveASTVisitor<NamedStatics> {
+public:
+  explicit NamedStatics(const llvm::StringSet<> &Names) : Names(Names) {}
+
+  bool VisitVarDecl(VarDecl *VD) {
+    if (VD->hasGlobalStorage() && VD->getIdentifier() &&
+        Names.contains(VD->getName()))
+      Found.push_back(VD);
+    return true;
+  }
+
+  std::vector<const VarDecl *> Found;
+
+private:
+  const llvm::StringSet<> &Names;
+};
+
+} // namespace
+
+std::vector<OmpThreadPrivate> findOmpThreadPrivates(const SourceRecord &Record,
+                                                    ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  // `threadprivate` `(` name `,` ... `)`.
+  std::vector<std::pair<SourceLocation, std::string>> Named;
+  forEachOmpDirective(
+      Record, SM, Ctx.getLangOpts(),
+      [&](SourceLocation Loc, ArrayRef<Token> Words, SourceLocation) {
+        if (Words.size() < 3 || Words[0].isNot(tok::raw_identifier) ||
+            Words[0].getRawIdentifier() != "threadprivate" ||
+            Words[1].isNot(tok::l_paren))
+          return;
+        for (const Token &T : Words.drop_front(2)) {
+          if (T.is(tok::r_paren))
+            break;
+          if (T.is(tok::raw_identifier))
+            Named.push_back(
+                {SM.getExpansionLoc(Loc), T.getRawIdentifier().str()});
+        }
+      });
+  std::vector<OmpThreadPrivate> Result;
+  if (Named.empty())
+    return Result;
+  llvm::StringSet<> Names;
+  for (const auto &N : Named)
+    Names.insert(N.second);
+  NamedStatics Statics(Names);
+  Statics.TraverseDecl(Ctx.getTranslationUnitDecl());
+  for (const auto &[Loc, Name] : Named) {
+    const VarDecl *Local = nullptr, *Global = nullptr;
+    for (const VarDecl *VD : Statics.Found) {
+      if (VD->getName() != Name ||
+          !SM.isBeforeInTranslationUnit(SM.getExpansionLoc(VD->getLocation()),
+                                        Loc))
+        continue;
+      if (VD->isStaticLocal()) {
+        const auto *Fn =
+            dyn_cast_or_null<FunctionDecl>(VD->getParentFunctionOrMethod());
+        const Stmt *Body = Fn ? Fn->getBody() : nullptr;
+        if (Body &&
+            !SM.isBeforeInTranslationUnit(
+                Loc, SM.getExpansionLoc(Body->getBeginLoc())) &&
+            !SM.isBeforeInTranslationUnit(
+                SM.getExpansionRange(Body->getEndLoc()).getEnd(), Loc))
+          Local = VD;
+      } else if (VD->isFileVarDecl()) {
+        Global = VD;
+      }
+    }
+    if (const VarDecl *VD = Local ? Local : Global)
+      Result.push_back({VD->getCanonicalDecl(), Loc});
+  }
+  return Result;
 }
 
 const OmpRegion *enclosingOmpRegion(ArrayRef<OmpRegion> Regions,

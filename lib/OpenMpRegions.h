@@ -9,7 +9,9 @@
 // from the text of its `#pragma omp` lines and `_Pragma("omp ...")`
 // operators (in macros too) and the statement after each: Clang drops
 // OpenMP's pragmas without -fopenmp, and a partitioned loop in such a
-// region would run once per thread of the team.
+// region would run once per thread of the team. And the variables its
+// `threadprivate` directives name, which a loop converted from OpenMP shares
+// between its iterations unless it lists them in private(...).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,7 @@
 namespace clang {
 class ASTContext;
 class SourceManager;
+class VarDecl;
 } // namespace clang
 
 namespace fpm {
@@ -47,6 +50,19 @@ struct OmpRegion {
 /// them), with their statements in Ctx's translation unit.
 std::vector<OmpRegion> findOmpRegions(const SourceRecord &Record,
                                       clang::ASTContext &Ctx);
+
+/// A variable of the main file's `#pragma omp threadprivate(list)` (or
+/// `_Pragma`): OpenMP gives each thread a copy of its own.
+struct OmpThreadPrivate {
+  const clang::VarDecl *Var;
+  clang::SourceLocation Pragma;
+};
+
+/// The variables Record's `threadprivate` directives name: each name as the
+/// directive sees it, a static local of the function that holds the
+/// directive or else the last variable of file scope declared before it.
+std::vector<OmpThreadPrivate> findOmpThreadPrivates(const SourceRecord &Record,
+                                                    clang::ASTContext &Ctx);
 
 /// The region of Regions whose statement holds Loc, if any.
 const OmpRegion *enclosingOmpRegion(llvm::ArrayRef<OmpRegion> Regions,

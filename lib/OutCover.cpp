@@ -34,10 +34,8 @@ using namespace clang;
 namespace fpm::detail {
 namespace {
 
-/// How deep coverOut follows calls, and how many calls and write sites it
-/// looks at for one section: beyond them it proves nothing.
-constexpr unsigned MaxCallDepth = 6;
-constexpr size_t MaxFrames = 64;
+/// How many write sites coverOut looks at for one section (and calls:
+/// MaxFrames): beyond them it proves nothing.
 constexpr size_t MaxSites = 32;
 
 /// The type of an element of Array, a pointer or an array of one dimension.
@@ -235,58 +233,18 @@ bool LoopCheck::runsToEnd(const FunctionDecl *Def) const {
   return true;
 }
 
-/// Def may call itself, or the loop's function, directly or through the
-/// functions with visible bodies it calls (each looked at once, MaxFrames
-/// at most; more is taken as recursion).
-bool LoopCheck::mayRecurse(const FunctionDecl *Def) const {
-  llvm::SmallPtrSet<const FunctionDecl *, 8> Seen;
-  llvm::SmallVector<const FunctionDecl *, 8> Todo{Def};
-  while (!Todo.empty()) {
-    const FunctionDecl *G = Todo.pop_back_val();
-    llvm::SmallVector<const Stmt *, 64> Work{G->getBody()};
-    while (!Work.empty()) {
-      const Stmt *S = Work.pop_back_val();
-      if (!S)
-        continue;
-      llvm::append_range(Work, S->children());
-      const auto *Call = dyn_cast<CallExpr>(S);
-      const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
-      const FunctionDecl *Body = nullptr;
-      if (!Callee || !Callee->hasBody(Body))
-        continue;
-      if (Body->getCanonicalDecl() == Def->getCanonicalDecl() ||
-          Body->getCanonicalDecl() == Fn.getCanonicalDecl())
-        return true;
-      if (Seen.insert(Body->getCanonicalDecl()).second) {
-        if (Seen.size() > MaxFrames)
-          return true;
-        Todo.push_back(Body);
-      }
-    }
-  }
-  return false;
-}
-
 /// Follows Call, made by F's function (the loop's body where F is null),
 /// into the callee's body for its writes to Array, with the parameters bound
-/// to what fpm understands of the arguments; nothing if the callee is not a
-/// plain function with a visible body (not a member, not variadic, not in a
-/// system header, not recursive), or too deep, or passes no pointer into
-/// Array. A parameter the callee writes is bound to nothing.
+/// to what fpm understands of the arguments; nothing if fpm does not follow
+/// the callee (followableCallee), or passes no pointer into Array. A
+/// parameter the callee writes is bound to nothing.
 void LoopCheck::followCall(const CallExpr *Call, const CallFrame *F,
                            const VarDecl *Array, std::deque<CallFrame> &Frames,
                            llvm::SmallVectorImpl<WriteSite> &Sites) {
-  const FunctionDecl *Callee = Call->getDirectCallee();
-  const FunctionDecl *Def = nullptr;
   unsigned Depth = F ? F->Depth + 1 : 1;
-  if (!Callee || !Callee->hasBody(Def) || !Def->getBody() ||
-      isa<CXXMethodDecl>(Def) || Def->isVariadic() ||
-      Def->isDependentContext() ||
-      SM.isInSystemHeader(SM.getExpansionLoc(Def->getLocation())) ||
-      Call->getNumArgs() != Def->getNumParams() || Depth > MaxCallDepth ||
-      Frames.size() >= MaxFrames)
+  const FunctionDecl *Def = followableCallee(Call, Depth);
+  if (!Def || Frames.size() >= MaxFrames)
     return;
-  addParents(Def->getBody());
   CallFrame Frame;
   Frame.Callee = Def;
   Frame.Caller = F;
@@ -309,9 +267,8 @@ void LoopCheck::followCall(const CallExpr *Call, const CallFrame *F,
         Frame.Pointers[P] = std::move(*Into);
     }
   }
-  if ((Frame.Pointers.empty() &&
-       !(Array->getType()->isArrayType() && Array->hasGlobalStorage())) ||
-      mayRecurse(Def))
+  if (Frame.Pointers.empty() &&
+      !(Array->getType()->isArrayType() && Array->hasGlobalStorage()))
     return;
   if (std::optional<std::string> Why =
           whyNotEachRun(Call, F, "the call of '" + Def->getNameAsString() + "'",

@@ -17,8 +17,9 @@
 //    member (`d.x = 1;` assigns d.x, reading d.x then is fine, reading d
 //    is not); taking an address, or binding a non-const reference, counts
 //    as assigning, as in Clang's -Wuninitialized. A private array keeps
-//    the rule by subscripts in the order of the source: its first use an
-//    element's read.
+//    the rule of the order of the source: its first use an element's read,
+//    or the array passed to a function whose own first use of it reads one
+//    (checkPrivateArrayRead).
 //  - A private variable of the clause that the body writes and the code
 //    after the loop reads before it writes it (a warning): that code sees
 //    the value from before the loop, not the serial loop's; with a flag's
@@ -240,9 +241,90 @@ const DeclRefExpr *LoopCheck::useInLambda(const LambdaExpr *Lambda,
   return nullptr;
 }
 
+/// For VD, a private array, the first use in the body (in the order of the
+/// walk) that says something of its elements: a write of one (nothing to
+/// report), a read of one (Warn there), or the array passed to a function
+/// (`fill(i, t)`, `f(&t[k])`) whose own first use of it (firstUseOfParameter)
+/// reads one (Warn at the argument, with a note where the function reads).
+/// A function fpm does not follow, or any other use of the array's address,
+/// ends the search without a warning: it may write the elements; `sizeof`,
+/// and a function that never names its parameter, are no use.
+void LoopCheck::checkPrivateArrayRead(
+    const VarDecl *VD,
+    llvm::function_ref<void(const VarDecl *, const Expr *)> Warn) {
+  for (const Access &A : Accesses) {
+    const auto *DRE = dyn_cast<DeclRefExpr>(A.At);
+    if (A.Var != VD || !DRE)
+      continue;
+    // Up from the name, through the subscripts of an element and its
+    // address or an offset (`&t[k]`, `t + k`).
+    const Stmt *Cur = DRE;
+    const Subscript *Sub = nullptr;
+    bool Address = false;
+    while (const Stmt *Up = parentOf(Cur)) {
+      const auto *Cast = dyn_cast<ImplicitCastExpr>(Up);
+      const auto *ASE = dyn_cast<ArraySubscriptExpr>(Up);
+      const auto *UO = dyn_cast<UnaryOperator>(Up);
+      const auto *BO = dyn_cast<BinaryOperator>(Up);
+      if (isa<ParenExpr>(Up) ||
+          (Cast && (Cast->getCastKind() == CK_NoOp ||
+                    Cast->getCastKind() == CK_ArrayToPointerDecay))) {
+        Cur = Up;
+      } else if (ASE && ASE->getBase() == Cur && !Address) {
+        Cur = Up;
+        if (const Subscript *S = llvm::find_if(
+                Subscripts, [&](const Subscript &S) { return S.At == ASE; });
+            S != Subscripts.end())
+          Sub = S;
+      } else if (UO && UO->getOpcode() == UO_AddrOf && Sub) {
+        Address = true;
+        Cur = Up;
+      } else if (BO &&
+                 (BO->getOpcode() == BO_Add || BO->getOpcode() == BO_Sub) &&
+                 cast<Expr>(Cur)->getType()->isPointerType()) {
+        Address = true;
+        Cur = Up;
+      } else {
+        break;
+      }
+    }
+    const Stmt *Parent = parentOf(Cur);
+    if (isa_and_nonnull<UnaryExprOrTypeTraitExpr>(Parent))
+      continue; // sizeof
+    if (Sub && !Address) {
+      if (!Sub->IsWrite || Sub->AlsoReads)
+        Warn(VD, Sub->At);
+      return;
+    }
+    // The array, or an element's address: what the callee does with it.
+    const auto *Call = dyn_cast_or_null<CallExpr>(Parent);
+    if (!Call)
+      return;
+    const FunctionDecl *Callee = followableCallee(Call, 1);
+    auto Arg = llvm::find(Call->arguments(), Cur);
+    if (!Callee || Arg == Call->arg_end())
+      return;
+    const Expr *ReadAt = nullptr;
+    switch (firstUseOfParameter(
+        Callee, Callee->getParamDecl(Arg - Call->arg_begin()), 1, ReadAt)) {
+    case FirstUse::Reads:
+      Warn(VD, cast<Expr>(Cur));
+      report(Diags, ReadAt->getExprLoc(), Level::Note,
+             "'%0' reads '%1' here before it writes it")
+          << Callee->getName() << text(ReadAt);
+      return;
+    case FirstUse::Unused:
+      continue;
+    case FirstUse::Writes:
+    case FirstUse::Unknown:
+      return;
+    }
+  }
+}
+
 /// A private variable read where some path from the start of the iteration
 /// has not assigned it; a private array, its elements read before any is
-/// written, in the order of the source.
+/// written, in the order of the source (checkPrivateArrayRead).
 void LoopCheck::checkPrivateReads(
     const llvm::SmallSetVector<const VarDecl *, 4> &Priv) {
   auto Warn = [&](const VarDecl *VD, const Expr *At) {
@@ -267,10 +349,7 @@ void LoopCheck::checkPrivateReads(
   for (const VarDecl *VD : Priv) {
     QualType T = VD->getType();
     if (T->isArrayType()) {
-      auto First = llvm::find_if(
-          Subscripts, [&](const Subscript &S) { return S.Root == VD; });
-      if (First != Subscripts.end() && (!First->IsWrite || First->AlsoReads))
-        Warn(VD, First->At);
+      checkPrivateArrayRead(VD, Warn);
       continue;
     }
     const auto *Class = T->getAsCXXRecordDecl();

@@ -122,6 +122,10 @@ void RewriteConsumer::run(Sema &S) {
   // OpenMP's parallel regions: a partitioned loop in one would run once per
   // thread of the team.
   std::vector<OmpRegion> Regions = findOmpRegions(Record, Ctx);
+  // OpenMP's threadprivate variables: shared in a partitioned loop unless
+  // private, which the checks' diagnostics about them say.
+  std::vector<OmpThreadPrivate> ThreadPrivates =
+      findOmpThreadPrivates(Record, Ctx);
 
   // Match each pragma with the `for` right after it, and check the clauses'
   // expressions (not after a fatal error: nothing is reported then) and
@@ -195,7 +199,8 @@ void RewriteConsumer::run(Sema &S) {
              "the loop first named '%0' is here")
           << Loop.Name;
     }
-    if (!checkLoop(Ctx, Pragma, *Fn, *For, Loop.Loop, Loop.Vars))
+    if (!checkLoop(Ctx, Pragma, *Fn, *For, Loop.Loop, Loop.Vars,
+                   ThreadPrivates))
       continue;
     Loop.Index = Loops.size();
     Loops.push_back(std::move(Loop));

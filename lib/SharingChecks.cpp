@@ -17,9 +17,13 @@
 //  - a write to an array declared outside the loop at subscripts that use
 //    neither the loop variable nor a value computed from it in the
 //    iteration, unless the array is private (error: every iteration writes
-//    the same elements).
+//    the same elements);
+//  - an update (`+=`, `++`) of such an array at subscripts computed from
+//    memory the iteration reads, none of them affine in the loop variable
+//    (error: an array reduction, such as a histogram).
 //
-// An array read at an element another iteration writes: DependenceChecks.cpp.
+// The same writes in the functions the body calls: CallWrites.cpp. An
+// array read at an element another iteration writes: DependenceChecks.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -420,6 +424,7 @@ bool LoopCheck::checkSharedWrites(
              "the loop variable '%0' is written in the body of the "
              "partitioned loop")
           << Var->getName();
+      noteCallWrite(A.Var);
       Reported.insert(A.Var);
       WritesOk = false;
       continue;
@@ -453,11 +458,9 @@ bool LoopCheck::checkSharedWrites(
         OneOp = false;
       }
     }
-    if (AssignedFirst || !Update) {
+    if (AssignedFirst || !Update)
       reportSharedWrite(A.Var, A.At);
-      continue;
-    }
-    if (OneOp)
+    else if (OneOp)
       report(Diags, Update->At->getExprLoc(), Level::Error,
              "'%0' is declared outside the partitioned loop and updated in it "
              "as a reduction: list it in 'reduction(%1: %0)', so that each PE "
@@ -469,65 +472,107 @@ bool LoopCheck::checkSharedWrites(
              "with more than one operator: a loop-carried dependence or a "
              "race, and not one reduction")
           << A.Var->getName();
+    noteCallWrite(A.Var);
+    noteThreadPrivate(A.Var);
   }
   return WritesOk;
 }
 
 //===----------------------------------------------------------------------===//
-// Arrays every iteration writes at the same elements
+// Arrays the iterations race on
 //===----------------------------------------------------------------------===//
 
-/// What may differ between iterations at a point of the body.
-struct LoopCheck::IterationValues {
-  /// The loop variable, every variable computed from it in the iteration
-  /// (by assignment, or under a condition that uses it) and every variable
-  /// fpm cannot follow (its address taken, an array or a struct of the
-  /// iteration's own, a shared one written in the body).
-  llvm::DenseSet<const VarDecl *> Varying;
-  /// The conditions each subscript of the body runs under: if, ?:, && and
-  /// ||, and the tests of the loops around it.
-  llvm::DenseMap<const Expr *, llvm::SmallVector<const Expr *, 4>> Conditions;
-  /// A break, continue or goto, and the conditions it runs under: where
-  /// they vary, what follows it runs in some iterations only.
-  struct Jump {
-    const Stmt *S;
-    llvm::SmallVector<const Expr *, 4> Conditions;
-    /// The loop it continues or leaves (null: the partitioned loop).
-    const Stmt *Loop;
+/// Whether E reads memory the iteration may see change: an element of an
+/// array, `*p` or `p->m` (not one whose address it only takes, `&a[k]`), or
+/// a variable computed from such a read (Loaded).
+bool LoopCheck::IterationValues::loads(const Stmt *E) const {
+  if (!E || isa<LambdaExpr, BlockExpr, UnaryExprOrTypeTraitExpr>(E))
+    return false;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+    return VD && Loaded.count(VD);
+  }
+  // The address of an lvalue: what its subscripts and pointers read.
+  std::function<bool(const Expr *)> Address = [&](const Expr *L) {
+    L = L->IgnoreParens();
+    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(L)) {
+      const Expr *Base = ASE->getBase()->IgnoreParens();
+      const auto *Decay = dyn_cast<ImplicitCastExpr>(Base);
+      return loads(ASE->getIdx()) ||
+             (Decay && Decay->getCastKind() == CK_ArrayToPointerDecay
+                  ? Address(Decay->getSubExpr())
+                  : loads(Base));
+    }
+    if (const auto *ME = dyn_cast<MemberExpr>(L))
+      return ME->isArrow() ? loads(ME->getBase()) : Address(ME->getBase());
+    if (const auto *UO = dyn_cast<UnaryOperator>(L);
+        UO && UO->getOpcode() == UO_Deref)
+      return loads(UO->getSubExpr());
+    return isa<DeclRefExpr>(L) ? false : loads(L);
   };
-  llvm::SmallVector<Jump, 4> Jumps;
-
-  /// Whether E may differ between iterations: it names a varying variable,
-  /// or calls a function that is not a numeric one (which may read or keep
-  /// any state).
-  bool varies(const Stmt *E) const {
-    if (!E)
-      return false;
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
-      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
-          VD && Varying.count(VD))
-        return true;
-    if (const auto *Call = dyn_cast<CallExpr>(E); Call && !isNumericCall(Call))
+  if (const auto *UO = dyn_cast<UnaryOperator>(E)) {
+    if (UO->getOpcode() == UO_AddrOf)
+      return Address(UO->getSubExpr());
+    if (UO->getOpcode() == UO_Deref)
       return true;
-    return llvm::any_of(E->children(),
-                        [&](const Stmt *C) { return varies(C); });
   }
-  bool anyVaries(llvm::ArrayRef<const Expr *> Es) const {
-    return llvm::any_of(Es, [&](const Expr *E) { return varies(E); });
+  if (const auto *Cast = dyn_cast<ImplicitCastExpr>(E);
+      Cast && Cast->getCastKind() == CK_ArrayToPointerDecay)
+    return Address(Cast->getSubExpr());
+  if (isa<ArraySubscriptExpr>(E) ||
+      (isa<MemberExpr>(E) && cast<MemberExpr>(E)->isArrow()))
+    return true;
+  return llvm::any_of(E->children(), [&](const Stmt *C) { return loads(C); });
+}
+
+void LoopCheck::IterationValues::settle() {
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (const Def &D : Defs) {
+      if (!Varying.count(D.Target) &&
+          (varies(D.Value) || llvm::any_of(D.Conditions, [&](const Stmt *S) {
+             return varies(S);
+           }))) {
+        Varying.insert(D.Target);
+        Changed = true;
+      }
+      if (!Loaded.count(D.Target) && loads(D.Value)) {
+        Loaded.insert(D.Target);
+        Changed = true;
+      }
+    }
   }
-};
+}
 
 void LoopCheck::findIterationValues(
     IterationValues &Values,
     const llvm::SmallSetVector<const VarDecl *, 4> &Priv) {
-  struct Def {
-    const VarDecl *Target;
-    llvm::SmallVector<const Stmt *, 4> Sources;
-  };
-  std::vector<Def> Defs;
+  Values.Varying.insert(Var);
+  walkValues(Values, For.getBody(), &For);
+
+  // What fpm cannot follow: a shared variable written in the body (an error
+  // of its own) and any variable of the iteration's own that is not a plain
+  // scalar.
+  for (const Access &A : Accesses)
+    if ((A.Writes && isOutsideLoop(A.Var) && !Priv.count(A.Var)) ||
+        (!A.Var->getType()->isScalarType() &&
+         (!isOutsideLoop(A.Var) || Priv.count(A.Var))))
+      Values.Varying.insert(A.Var);
+
+  // Then what is computed from what varies, to a fixed point.
+  Values.settle();
+}
+
+/// Records in Values what Root, the loop's body or a callee's (Whole: the
+/// loop, or the callee's body), assigns and under which conditions, its
+/// jumps, and the variables fpm cannot follow there (their address taken,
+/// not a plain scalar, static).
+void LoopCheck::walkValues(IterationValues &Values, const Stmt *Root,
+                           const Stmt *Whole) {
   llvm::DenseSet<const VarDecl *> &Varying = Values.Varying;
-  Varying.insert(Var);
   llvm::SmallVector<const Expr *, 8> Conds;
+  // In a `for` loop's header: its variable sweeps a range (not Loaded).
+  bool InHeader = false;
 
   // The variable an lvalue is part of: `a[k].x` is a's.
   auto RootOf = [](const Expr *E) -> const VarDecl * {
@@ -541,13 +586,14 @@ void LoopCheck::findIterationValues(
         return referencedVar(E);
     }
   };
-  auto Define = [&](const VarDecl *VD, std::initializer_list<const Stmt *> S) {
+  auto Define = [&](const VarDecl *VD, const Stmt *Value) {
     if (!VD)
       return;
-    Def D{VD, {}};
-    D.Sources.append(S.begin(), S.end());
-    D.Sources.append(Conds.begin(), Conds.end());
-    Defs.push_back(std::move(D));
+    Values.Defs.push_back(
+        {VD, InHeader ? nullptr : Value, {Conds.begin(), Conds.end()}});
+    // `for (j = k; ...)` varies with k.
+    if (InHeader && Value)
+      Values.Defs.back().Conditions.push_back(Value);
   };
   auto Jump = [&](const Stmt *S, const Stmt *Loop) {
     Values.Jumps.push_back({S, {Conds.begin(), Conds.end()}, Loop});
@@ -592,7 +638,7 @@ void LoopCheck::findIterationValues(
               Bin && BinaryOperator::isAssignmentOp(Bin->Op)) {
             Walk(Bin->RHS, Loop, InSwitch);
             if (const VarDecl *VD = referencedVar(Bin->LHS)) {
-              Define(VD, {Bin->RHS});
+              Define(VD, Bin->RHS);
               return;
             }
             Walk(Bin->LHS, Loop, InSwitch);
@@ -600,7 +646,7 @@ void LoopCheck::findIterationValues(
           }
           if (auto IncDec = asIncDec(E)) {
             if (const VarDecl *VD = referencedVar(IncDec->second)) {
-              Define(VD, {});
+              Define(VD, nullptr);
               return;
             }
             Walk(IncDec->second, Loop, InSwitch);
@@ -618,8 +664,11 @@ void LoopCheck::findIterationValues(
               Varying.insert(VD);
             return;
           }
-          if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
-            Values.Conditions[ASE].assign(Conds.begin(), Conds.end());
+          if (const auto *UO = dyn_cast<UnaryOperator>(E);
+              isa<ArraySubscriptExpr, CallExpr>(E) ||
+              (UO && UO->getOpcode() == UO_Deref) ||
+              (isa<MemberExpr>(E) && cast<MemberExpr>(E)->isArrow()))
+            Values.Conditions[E].assign(Conds.begin(), Conds.end());
           if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E)) {
             Walk(CO->getCond(), Loop, InSwitch);
             Under(CO->getCond(), [&] {
@@ -644,7 +693,7 @@ void LoopCheck::findIterationValues(
                 Varying.insert(VD);
               if (VD->getInit()) {
                 Walk(VD->getInit(), Loop, InSwitch);
-                Define(VD, {VD->getInit()});
+                Define(VD, VD->getInit());
               }
             }
           return;
@@ -660,12 +709,16 @@ void LoopCheck::findIterationValues(
           return;
         }
         if (const auto *F = dyn_cast<ForStmt>(S)) {
+          InHeader = true;
           Walk(F->getInit(), Loop, InSwitch);
+          InHeader = false;
           Walk(F->getConditionVariableDeclStmt(), Loop, InSwitch);
           Walk(F->getCond(), Loop, InSwitch);
           Under(F->getCond(), [&] {
             Walk(F->getBody(), F, false);
+            InHeader = true;
             Walk(F->getInc(), F, false);
+            InHeader = false;
           });
           return;
         }
@@ -711,49 +764,138 @@ void LoopCheck::findIterationValues(
         if (isa<GotoStmt, IndirectGotoStmt>(S)) {
           // Anywhere: what follows in the body may run in some iterations
           // only.
-          Jump(S, &For);
+          Jump(S, Whole);
+          return;
+        }
+        if (const auto *Return = dyn_cast<ReturnStmt>(S)) {
+          // A callee's (the body's is an error): what follows it.
+          Walk(Return->getRetValue(), Loop, InSwitch);
+          Jump(S, nullptr);
           return;
         }
         Children();
       };
-  Walk(For.getBody(), nullptr, false);
-
-  // What fpm cannot follow: a shared variable written in the body (an error
-  // of its own) and any variable of the iteration's own that is not a plain
-  // scalar.
-  for (const Access &A : Accesses)
-    if ((A.Writes && isOutsideLoop(A.Var) && !Priv.count(A.Var)) ||
-        (!A.Var->getType()->isScalarType() &&
-         (!isOutsideLoop(A.Var) || Priv.count(A.Var))))
-      Varying.insert(A.Var);
-
-  // Then what is computed from what varies, to a fixed point.
-  for (bool Changed = true; Changed;) {
-    Changed = false;
-    for (const Def &D : Defs)
-      if (!Varying.count(D.Target) &&
-          llvm::any_of(D.Sources,
-                       [&](const Stmt *S) { return Values.varies(S); })) {
-        Varying.insert(D.Target);
-        Changed = true;
-      }
-  }
+  Walk(Root, nullptr, false);
 }
 
-/// A write to an array declared outside the loop (or through a pointer
-/// declared there) whose subscripts, and the conditions it runs under, use
-/// neither the loop variable nor anything computed from it: every iteration
-/// writes the same elements.
+/// Whether At (a subscript, `*p`, a call), with Indices, is the same in
+/// every iteration where Values were found: no index varies, nor any
+/// condition it runs under, and no break, continue, goto or return that
+/// only some iterations take can skip it.
+bool LoopCheck::sameInEachIteration(const IterationValues &Values,
+                                    const Expr *At,
+                                    ArrayRef<const Expr *> Indices) const {
+  if (Values.anyVaries(Indices))
+    return false;
+  auto Conds = Values.Conditions.find(At);
+  if (Conds != Values.Conditions.end() && Values.anyVaries(Conds->second))
+    return false;
+  // A jump of an inner loop skips what that loop holds (a goto: the whole
+  // body); one of the partitioned loop (or a callee's return), what follows.
+  return llvm::none_of(Values.Jumps, [&](const IterationValues::Jump &J) {
+    return Values.anyVaries(J.Conditions) &&
+           (J.Loop ? isInside(At->getExprLoc(), J.Loop->getSourceRange())
+                   : SM.isBeforeInTranslationUnit(
+                         SM.getExpansionLoc(J.S->getBeginLoc()),
+                         SM.getExpansionLoc(At->getBeginLoc())));
+  });
+}
+
+/// W, a write, reads the element it writes: a compound assignment, `++`,
+/// `--`, or `a[e] = ... a[e] ...` (the same subscripts, as written).
+bool LoopCheck::isReadModifyWrite(const Subscript &W) const {
+  if (W.AlsoReads)
+    return true;
+  const Stmt *Cur = W.At;
+  const Stmt *P = parentOf(Cur);
+  while (isa_and_nonnull<ParenExpr, MemberExpr>(P)) {
+    Cur = P;
+    P = parentOf(P);
+  }
+  auto Bin = asBinary(dyn_cast_or_null<Expr>(P));
+  if (!Bin || Bin->Op != BO_Assign || Bin->LHS->IgnoreParens() != Cur)
+    return false;
+  std::string Element = text(W.At);
+  llvm::SmallVector<const Stmt *, 16> Work{Bin->RHS};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(S);
+        ASE && text(ASE) == Element)
+      return true;
+    llvm::append_range(Work, S->children());
+  }
+  return false;
+}
+
+/// Whether some subscript of W is an affine function of the loop variable
+/// with a coefficient that is not zero, whatever else it adds: `a[i]`,
+/// `a[k - 1][l]`, `a[i*n + j]`, `a[i*n + l]` with l loaded from memory. Two
+/// iterations then write different elements (for the coefficients and
+/// additions a DOALL loop has). Each subscript is read as a sum of terms,
+/// each an integer polynomial (iterationLeaf, a variable that does not vary
+/// standing for itself) or anything else, which is left out.
+bool LoopCheck::separatesIterations(const Subscript &W,
+                                    const IterationValues &Values) {
+  auto Leaf = [&](const VarDecl *VD) -> std::optional<IntPoly> {
+    if (VD == Var)
+      return IntPoly::variable(VD);
+    if (std::optional<int64_t> C = constantValue(VD))
+      return IntPoly::constant(*C);
+    if (!Values.Varying.count(VD) && isPlainInteger(VD))
+      return IntPoly::variable(VD);
+    InnerLoops Inner;
+    return iterationLeaf(VD, W.At, &Inner, 0);
+  };
+  for (const Expr *Index : W.Indices) {
+    // Index as a sum of terms: Sum the polynomial ones.
+    std::optional<IntPoly> Sum = IntPoly();
+    std::function<void(const Expr *, bool)> Add = [&](const Expr *E,
+                                                      bool Negate) {
+      E = E->IgnoreParenImpCasts();
+      if (auto Bin = asBinary(E);
+          Bin && (Bin->Op == BO_Add || Bin->Op == BO_Sub)) {
+        Add(Bin->LHS, Negate);
+        Add(Bin->RHS, Bin->Op == BO_Sub ? !Negate : Negate);
+        return;
+      }
+      std::optional<IntPoly> Term = intPolyFromExpr(E, Ctx, Leaf);
+      if (Term && Sum)
+        Sum = Negate ? Sum->minus(*Term) : Sum->plus(*Term);
+    };
+    Add(Index, false);
+    if (!Sum || !Sum->uses(Var))
+      continue;
+    // Sum at i = 0, 1, 2: linear in i if the differences agree.
+    std::optional<IntPoly> At[3];
+    for (int K = 0; K < 3; ++K)
+      if (std::optional<IntPoly> C = IntPoly::constant(K))
+        At[K] = Sum->substitute(Var, *C);
+    if (!At[0] || !At[1] || !At[2])
+      continue;
+    std::optional<IntPoly> Slope = At[1]->minus(*At[0]);
+    std::optional<IntPoly> Next = At[2]->minus(*At[1]);
+    if (Slope && Next && *Slope == *Next && !(*Slope == IntPoly()))
+      return true;
+  }
+  return false;
+}
+
+/// The writes to arrays declared outside the loop (or through pointers
+/// declared there) that iterations race on: one whose subscripts, and the
+/// conditions it runs under, use neither the loop variable nor anything
+/// computed from it (every iteration writes the same elements), in the body
+/// or in a function it calls (checkCallWrites); and an update (`+=`, `++`)
+/// at subscripts computed from memory the iteration reads, none of them an
+/// affine function of the loop variable (an array reduction: iterations may
+/// update the same element).
 bool LoopCheck::checkArrayRaces(
     const llvm::SmallSetVector<const VarDecl *, 4> &Priv) {
   IterationValues Values;
   findIterationValues(Values, Priv);
   bool RacesOk = true;
   llvm::DenseSet<const VarDecl *> Reported;
-  auto Before = [&](const Stmt *A, const Stmt *B) {
-    return SM.isBeforeInTranslationUnit(SM.getExpansionLoc(A->getBeginLoc()),
-                                        SM.getExpansionLoc(B->getBeginLoc()));
-  };
   for (const Subscript &W : Subscripts) {
     if (!W.IsWrite || W.InLambda || !W.Root || W.Root == Var ||
         !isOutsideLoop(W.Root) || Reported.count(W.Root))
@@ -763,40 +905,59 @@ bool LoopCheck::checkArrayRaces(
     if ((!IsArray && !T->isPointerType()) || (IsArray && Priv.count(W.Root)) ||
         Values.Varying.count(W.Root))
       continue;
-    if (Values.anyVaries(W.Indices))
+    if (sameInEachIteration(Values, W.At, W.Indices)) {
+      Reported.insert(W.Root);
+      RacesOk = false;
+      if (IsArray)
+        report(Diags, W.At->getExprLoc(), Level::Error,
+               "'%0' is declared outside the partitioned loop and every "
+               "iteration writes the same elements of it: the subscripts of "
+               "'%1' use neither the loop variable '%2' nor a value computed "
+               "from it; a race (list '%0' in 'private(...)' if each "
+               "iteration uses it as its own scratch)")
+            << W.Root->getName() << text(W.At) << Var->getName();
+      else
+        report(Diags, W.At->getExprLoc(), Level::Error,
+               "every iteration writes the same elements through '%0', "
+               "declared outside the partitioned loop: the subscripts of '%1' "
+               "use neither the loop variable '%2' nor a value computed from "
+               "it; a race (give each iteration elements of its own, or a "
+               "scratch array declared in the loop)")
+            << W.Root->getName() << text(W.At) << Var->getName();
+      report(Diags, W.Root->getLocation(), Level::Note, "'%0' is declared here")
+          << W.Root->getName();
+      noteThreadPrivate(W.Root);
       continue;
-    auto Conds = Values.Conditions.find(W.At);
-    if (Conds != Values.Conditions.end() && Values.anyVaries(Conds->second))
-      continue;
-    // After a break, continue or goto that only some iterations take.
-    if (llvm::any_of(Values.Jumps, [&](const IterationValues::Jump &J) {
-          return Values.anyVaries(J.Conditions) &&
-                 (J.Loop == &For || Before(J.S, W.At) ||
-                  (J.Loop &&
-                   isInside(W.At->getExprLoc(), J.Loop->getSourceRange())));
-        }))
+    }
+    // An array reduction: `hist[key[i]]++`, `l = x[k]; q[l] += 1;`.
+    if (!isReadModifyWrite(W) || !Values.anyVaries(W.Indices) ||
+        llvm::none_of(W.Indices,
+                      [&](const Expr *E) { return Values.loads(E); }) ||
+        separatesIterations(W, Values))
       continue;
     Reported.insert(W.Root);
     RacesOk = false;
-    if (IsArray)
-      report(Diags, W.At->getExprLoc(), Level::Error,
-             "'%0' is declared outside the partitioned loop and every "
-             "iteration writes the same elements of it: the subscripts of "
-             "'%1' use neither the loop variable '%2' nor a value computed "
-             "from it; a race (list '%0' in 'private(...)' if each iteration "
-             "uses it as its own scratch)")
-          << W.Root->getName() << text(W.At) << Var->getName();
-    else
-      report(Diags, W.At->getExprLoc(), Level::Error,
-             "every iteration writes the same elements through '%0', declared "
-             "outside the partitioned loop: the subscripts of '%1' use neither "
-             "the loop variable '%2' nor a value computed from it; a race "
-             "(give each iteration elements of its own, or a scratch array "
-             "declared in the loop)")
-          << W.Root->getName() << text(W.At) << Var->getName();
+    // What to write instead: `q_rows[k][l]`, the subscripts as written.
+    std::string Name = W.Root->getName().str();
+    std::string Element = text(W.At);
+    std::string Rows = Name + "_rows[" + Var->getName().str() + "]";
+    Rows += StringRef(Element).starts_with(Name + "[")
+                ? Element.substr(Name.size())
+                : std::string("[...]");
+    report(Diags, W.At->getExprLoc(), Level::Error,
+           "'%0' is declared outside the partitioned loop and updated at "
+           "'%1', whose subscripts are computed from memory the iteration "
+           "reads: two iterations may update the same element, a race (an "
+           "array reduction, such as a histogram; fpm reduces scalars only); "
+           "give each iteration a row of its own, '%2', in an array declared "
+           "outside the loop, and add the rows into '%0' after the loop (or "
+           "partition a loop over blocks of iterations, a row per block)")
+        << Name << Element << Rows;
     report(Diags, W.Root->getLocation(), Level::Note, "'%0' is declared here")
         << W.Root->getName();
+    noteThreadPrivate(W.Root);
   }
+  RacesOk &= checkCallWrites(Values, Priv, Reported);
   return RacesOk;
 }
 

@@ -6,10 +6,11 @@
 //
 // The readers of LoopCheck's record of the body (LoopCheck.h) that its
 // checks in several files share (SectionChecks.cpp, SharingChecks.cpp,
-// DependenceChecks.cpp, and OutCover.cpp's proof that an iteration writes
-// each out section whole): each statement's parent, what runs on every
-// iteration, the inner loops' ranges, which names are invariant, and
-// subscripts and sections as integer polynomials (IntPoly.h).
+// DependenceChecks.cpp, CallWrites.cpp, and OutCover.cpp's proof that an
+// iteration writes each out section whole): each statement's parent, what
+// runs on every iteration, the inner loops' ranges, which names are
+// invariant, which calls the checks follow, and subscripts and sections as
+// integer polynomials (IntPoly.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -269,6 +270,59 @@ bool LoopCheck::runsThrough(const Stmt *Body) const {
       Work.push_back({Child, Loops + InLoop, Switches + InSwitch});
   }
   return true;
+}
+
+/// Def may call itself, or the loop's function, directly or through the
+/// functions with visible bodies it calls (each looked at once, MaxFrames
+/// at most; more is taken as recursion).
+bool LoopCheck::mayRecurse(const FunctionDecl *Def) const {
+  llvm::SmallPtrSet<const FunctionDecl *, 8> Seen;
+  llvm::SmallVector<const FunctionDecl *, 8> Todo{Def};
+  while (!Todo.empty()) {
+    const FunctionDecl *G = Todo.pop_back_val();
+    llvm::SmallVector<const Stmt *, 64> Work{G->getBody()};
+    while (!Work.empty()) {
+      const Stmt *S = Work.pop_back_val();
+      if (!S)
+        continue;
+      llvm::append_range(Work, S->children());
+      const auto *Call = dyn_cast<CallExpr>(S);
+      const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+      const FunctionDecl *Body = nullptr;
+      if (!Callee || !Callee->hasBody(Body))
+        continue;
+      if (Body->getCanonicalDecl() == Def->getCanonicalDecl() ||
+          Body->getCanonicalDecl() == Fn.getCanonicalDecl())
+        return true;
+      if (Seen.insert(Body->getCanonicalDecl()).second) {
+        if (Seen.size() > MaxFrames)
+          return true;
+        Todo.push_back(Body);
+      }
+    }
+  }
+  return false;
+}
+
+/// The definition Call runs, where the checks follow calls (OutCover.cpp,
+/// CallWrites.cpp), Depth calls from the body: a plain function with a
+/// visible body (not a member, not variadic, not a template's pattern, not
+/// in a system header, not recursive), called with one argument per
+/// parameter, at most MaxCallDepth deep; null otherwise. parentOf knows its
+/// body.
+const FunctionDecl *LoopCheck::followableCallee(const CallExpr *Call,
+                                                unsigned Depth) const {
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  const FunctionDecl *Def = nullptr;
+  if (isa<CXXOperatorCallExpr>(Call) || !Callee || !Callee->hasBody(Def) ||
+      !Def->getBody() || isa<CXXMethodDecl>(Def) || Def->isVariadic() ||
+      Def->isDependentContext() ||
+      SM.isInSystemHeader(SM.getExpansionLoc(Def->getLocation())) ||
+      Call->getNumArgs() != Def->getNumParams() || Depth > MaxCallDepth ||
+      mayRecurse(Def))
+    return nullptr;
+  addParents(Def->getBody());
+  return Def;
 }
 
 /// L as `for (V = a; V < b; ++V)` (or `V <= b`, `b > V`, `b >= V`, `V += 1`,
