@@ -272,9 +272,13 @@ std::optional<IntPoly> intPolyFromExpr(const Expr *E, const ASTContext &Ctx,
       return Sub;
     return Sub->negated();
   }
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
     if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
       return Leaf(VD);
+    if (const auto *EC = dyn_cast<EnumConstantDecl>(DRE->getDecl());
+        EC && EC->getInitVal().isRepresentableByInt64())
+      return IntPoly::constant(EC->getInitVal().getExtValue());
+  }
   return std::nullopt;
 }
 

@@ -90,10 +90,10 @@ private:
 using VarLeaf =
     llvm::function_ref<std::optional<IntPoly>(const clang::VarDecl *)>;
 
-/// E as a polynomial: integer literals and whatever Clang folds to an
-/// integer constant, variables through Leaf, +, - and * of integer type,
-/// unary - and +, parentheses, and integer conversions that do not narrow.
-/// nullopt for anything else, and for a dependent expression.
+/// E as a polynomial: integer literals, enumerators and whatever Clang
+/// folds to an integer constant, variables through Leaf, +, - and * of integer
+/// type, unary - and +, parentheses, and integer conversions that do not
+/// narrow. nullopt for anything else, and for a dependent expression.
 std::optional<IntPoly> intPolyFromExpr(const clang::Expr *E,
                                        const clang::ASTContext &Ctx,
                                        VarLeaf Leaf);

@@ -270,9 +270,11 @@ class LoopCheck {
 public:
   LoopCheck(ASTContext &Ctx, const PartitionPragma &Pragma,
             const FunctionDecl &Fn, const ForStmt &For,
-            llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates = {})
+            llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates = {},
+            const SectionShapes *Shapes = nullptr)
       : Ctx(Ctx), SM(Ctx.getSourceManager()), Diags(Ctx.getDiagnostics()),
-        Pragma(Pragma), Fn(Fn), For(For), ThreadPrivates(ThreadPrivates) {}
+        Pragma(Pragma), Fn(Fn), For(For), ThreadPrivates(ThreadPrivates),
+        Shapes(Shapes) {}
 
   bool run(CanonicalLoop &Loop, LoopVariables &Vars);
   llvm::SmallVector<OutCover, 2> coverOut(const VarDecl &LoopVar);
@@ -509,7 +511,7 @@ private:
                      const IntPoly &Length);
   UseKind useKind(const Subscript &S) const;
   bool readsValue(const Expr *E) const;
-  std::optional<IntPoly> sectionPoly(StringRef Text);
+  std::optional<IntPoly> sectionPoly(const DataSection &Section, bool Length);
   std::optional<IntPoly> bodyLeaf(const VarDecl *VD, const Stmt *Context,
                                   InnerLoops *Inner, unsigned Depth);
   std::optional<int64_t> constantValue(const VarDecl *VD) const;
@@ -645,6 +647,9 @@ private:
   llvm::SmallVector<CallWrite, 2> CallWrites;
   /// The variables the file declares `#pragma omp threadprivate`.
   llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates;
+  /// The sections as ClauseSema read them, in in, out, inout order; null
+  /// where For is not the loop it read (a template's instantiation).
+  const SectionShapes *Shapes;
   /// isInvariant's answers.
   llvm::DenseMap<const VarDecl *, bool> Invariant;
   /// parentOf's map: the function's body, built on first use, and the

@@ -771,14 +771,17 @@ using detail::LoopCheck;
 bool checkLoop(ASTContext &Ctx, const PartitionPragma &Pragma,
                const FunctionDecl &Fn, const ForStmt &For, CanonicalLoop &Loop,
                LoopVariables &Vars,
-               llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates) {
-  return LoopCheck(Ctx, Pragma, Fn, For, ThreadPrivates).run(Loop, Vars);
+               llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates,
+               const SectionShapes *Shapes) {
+  return LoopCheck(Ctx, Pragma, Fn, For, ThreadPrivates, Shapes)
+      .run(Loop, Vars);
 }
 
 llvm::SmallVector<OutCover, 2>
 checkOutCover(ASTContext &Ctx, const PartitionPragma &Pragma,
-              const FunctionDecl &Fn, const ForStmt &For, const VarDecl &Var) {
-  return LoopCheck(Ctx, Pragma, Fn, For).coverOut(Var);
+              const FunctionDecl &Fn, const ForStmt &For, const VarDecl &Var,
+              const SectionShapes *Shapes) {
+  return LoopCheck(Ctx, Pragma, Fn, For, {}, Shapes).coverOut(Var);
 }
 
 } // namespace fpm

@@ -27,6 +27,7 @@
 #ifndef FPM_LIB_LOOPCHECKER_H
 #define FPM_LIB_LOOPCHECKER_H
 
+#include "ClauseSema.h"
 #include "OpenMpRegions.h"
 #include "PragmaParser.h"
 
@@ -118,10 +119,13 @@ struct LoopVariables {
 /// where a variable they name is one of ThreadPrivates (OpenMP gave each
 /// thread a copy of it; fpm shares it unless it is private). Returns false
 /// if there was an error; fills Loop and Vars otherwise.
+/// Shapes: the sections as ClauseSema read them (macros expanded,
+/// enumerators folded), where their text alone says too little.
 bool checkLoop(clang::ASTContext &Ctx, const PartitionPragma &Pragma,
                const clang::FunctionDecl &Fn, const clang::ForStmt &For,
                CanonicalLoop &Loop, LoopVariables &Vars,
-               llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates = {});
+               llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates = {},
+               const SectionShapes *Shapes = nullptr);
 
 /// Whether each iteration of a loop writes every element of one section of
 /// its out clause.
@@ -140,12 +144,12 @@ struct OutCover {
 /// iteration of For provably writes all of it (a section of one dimension
 /// only; one of several is never Whole). For is a loop checkLoop accepted,
 /// in Fn, or its copy in Fn, the one instantiation of the function template
-/// whose pattern holds that loop; Var is its loop variable. Reports nothing.
-llvm::SmallVector<OutCover, 2> checkOutCover(clang::ASTContext &Ctx,
-                                             const PartitionPragma &Pragma,
-                                             const clang::FunctionDecl &Fn,
-                                             const clang::ForStmt &For,
-                                             const clang::VarDecl &Var);
+/// whose pattern holds that loop; Var is its loop variable. Shapes, as
+/// checkLoop's, only where For is the loop ClauseSema read. Reports nothing.
+llvm::SmallVector<OutCover, 2>
+checkOutCover(clang::ASTContext &Ctx, const PartitionPragma &Pragma,
+              const clang::FunctionDecl &Fn, const clang::ForStmt &For,
+              const clang::VarDecl &Var, const SectionShapes *Shapes = nullptr);
 
 } // namespace fpm
 

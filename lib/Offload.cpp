@@ -106,8 +106,8 @@ void copyInPartialOuts(ASTContext &Ctx, const LoopModel &L,
                        const ConcreteLoop &C, GeneratedKernel &Kernel,
                        bool Remarks) {
   const PartitionPragma &P = *L.Pragma;
-  llvm::SmallVector<OutCover, 2> Covers =
-      checkOutCover(Ctx, P, *C.Fn, *C.For, *C.Var);
+  llvm::SmallVector<OutCover, 2> Covers = checkOutCover(
+      Ctx, P, *C.Fn, *C.For, *C.Var, C.For == L.Loop.For ? &L.Shapes : nullptr);
   for (KernelParam &Param : Kernel.Params) {
     if (Param.K != KernelParam::Kind::Array || Param.Section < P.In.size() ||
         Param.Section - P.In.size() >= P.Out.size())

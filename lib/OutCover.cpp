@@ -504,8 +504,8 @@ OutCover LoopCheck::coverSection(const DataSection &Section) {
     Cover.Why = "fpm cannot find the variable '" + Section.Array + "' names";
     return Cover;
   }
-  std::optional<IntPoly> Lower = sectionPoly(Section.Lower);
-  std::optional<IntPoly> Length = sectionPoly(Section.Length);
+  std::optional<IntPoly> Lower = sectionPoly(Section, /*Length=*/false);
+  std::optional<IntPoly> Length = sectionPoly(Section, /*Length=*/true);
   if (!Lower || !Length) {
     Cover.Why = "fpm cannot read the section's bounds as integer polynomials "
                 "of the loop variable and values the loop does not change";

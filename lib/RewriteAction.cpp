@@ -199,8 +199,8 @@ void RewriteConsumer::run(Sema &S) {
              "the loop first named '%0' is here")
           << Loop.Name;
     }
-    if (!checkLoop(Ctx, Pragma, *Fn, *For, Loop.Loop, Loop.Vars,
-                   ThreadPrivates))
+    if (!checkLoop(Ctx, Pragma, *Fn, *For, Loop.Loop, Loop.Vars, ThreadPrivates,
+                   &Loop.Shapes))
       continue;
     Loop.Index = Loops.size();
     Loops.push_back(std::move(Loop));

@@ -6,8 +6,8 @@
 //
 // The frontend action fpm-rewrite runs on each input: it records the
 // `#pragma fpm partition`s while the file is parsed, matches each to the
-// `for` statement that follows it (past any preprocessor lines), checks and rewrites the loops,
-// and writes the rewritten file when there was no error.
+// `for` statement that follows it (past any preprocessor lines), checks and
+// rewrites the loops, and writes the rewritten file when there was no error.
 //
 //===----------------------------------------------------------------------===//
 

@@ -161,8 +161,8 @@ bool LoopCheck::provenOutside(const Subscript &S, const IntPoly &Lower,
 void LoopCheck::reportOutsideSection(const VarDecl *Array,
                                      const ClauseSection &CS) {
   const DataSection &Section = *CS.Section;
-  std::optional<IntPoly> Lower = sectionPoly(Section.Lower);
-  std::optional<IntPoly> Length = sectionPoly(Section.Length);
+  std::optional<IntPoly> Lower = sectionPoly(Section, /*Length=*/false);
+  std::optional<IntPoly> Length = sectionPoly(Section, /*Length=*/true);
   if (!Lower || !Length)
     return;
   bool Reads = CS.Clause != "out", Writes = CS.Clause != "in";

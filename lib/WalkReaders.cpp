@@ -175,23 +175,55 @@ std::optional<IntPoly> LoopCheck::bodyLeaf(const VarDecl *VD,
 
 /// A bound of a section, `i*n`, as a polynomial: the names are the variables
 /// the loop sees by them, each of which must be the loop variable, a constant
-/// or invariant; a macro is unknown.
-std::optional<IntPoly> LoopCheck::sectionPoly(StringRef Text) {
-  return parseIntPoly(Text, [&](StringRef Name) -> std::optional<IntPoly> {
-    if (Ctx.Idents.get(Name).hadMacroDefinition())
-      return std::nullopt;
-    if (Name == Var->getName())
+/// or invariant. Read from the clause's text, or, where that has a macro or
+/// an enumerator, as ClauseSema read it, with the same rule for each
+/// variable.
+std::optional<IntPoly> LoopCheck::sectionPoly(const DataSection &Section,
+                                              bool Length) {
+  auto Leaf = [&](const VarDecl *VD) -> std::optional<IntPoly> {
+    if (VD == Var)
       return IntPoly::variable(Var);
-    std::optional<const ValueDecl *> D = visibleDecl(Name);
-    const auto *VD = D ? dyn_cast_or_null<VarDecl>(*D) : nullptr;
-    if (!VD)
-      return std::nullopt;
     if (std::optional<int64_t> C = constantValue(VD))
       return IntPoly::constant(*C);
     if (isInvariant(VD))
       return IntPoly::variable(VD);
     return std::nullopt;
-  });
+  };
+  std::optional<IntPoly> Poly =
+      parseIntPoly(Length ? Section.Length : Section.Lower,
+                   [&](StringRef Name) -> std::optional<IntPoly> {
+                     if (Ctx.Idents.get(Name).hadMacroDefinition())
+                       return std::nullopt;
+                     std::optional<const ValueDecl *> D = visibleDecl(Name);
+                     const auto *VD =
+                         D ? dyn_cast_or_null<VarDecl>(*D) : nullptr;
+                     return Name == Var->getName() ? IntPoly::variable(Var)
+                            : VD                   ? Leaf(VD)
+                                                   : std::nullopt;
+                   });
+  if (Poly || !Shapes)
+    return Poly;
+  // The section's shape: its index among in's, out's and inout's.
+  size_t Index = 0;
+  const SectionShape *Shape = nullptr;
+  for (const auto *Sections : {&Pragma.In, &Pragma.Out, &Pragma.InOut})
+    for (const DataSection &S : *Sections) {
+      if (&S == &Section && Index < Shapes->size())
+        Shape = &(*Shapes)[Index];
+      ++Index;
+    }
+  const std::optional<IntPoly> *Read =
+      Shape ? &(Length ? Shape->Length : Shape->Lower) : nullptr;
+  if (!Read || !*Read)
+    return std::nullopt;
+  Poly = **Read;
+  for (const VarDecl *VD : (*Read)->vars()) {
+    std::optional<IntPoly> Value = Leaf(VD);
+    Poly = Value ? Poly->substitute(VD, *Value) : std::nullopt;
+    if (!Poly)
+      return std::nullopt;
+  }
+  return Poly;
 }
 
 /// The loops of the body around S (not the partitioned loop), innermost

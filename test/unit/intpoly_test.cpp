@@ -40,10 +40,12 @@ protected:
       char c;
       long l;
       const int K = 4;
+      enum { E = 3 };
       int *p;
       int sum(void) { return (i + 1) * (i - 1) + n * 2 - n - n; }
       unsigned long folded(void) { return sizeof(int) * i + K * n + (3 - 1) * 2; }
       int negate(void) { return -(i - n) + +j; }
+      int enumerator(void) { return i * E + E; }
       long widen(void) { return (long)i * n + l + c; }
       int narrow(void) { return (char)n; }
       int divide(void) { return i / 2; }
@@ -188,6 +190,11 @@ TEST_F(IntPolyTest, FromExpr) {
   std::optional<IntPoly> Negate = fromFunction("negate");
   ASSERT_TRUE(Negate);
   EXPECT_EQ(Negate->str(), "-i + j + n");
+  // An enumerator is its value, also where the expression around it is
+  // not a constant.
+  std::optional<IntPoly> Enumerator = fromFunction("enumerator");
+  ASSERT_TRUE(Enumerator);
+  EXPECT_EQ(Enumerator->str(), "3*i + 3");
   std::optional<IntPoly> Widen = fromFunction("widen");
   ASSERT_TRUE(Widen);
   EXPECT_EQ(Widen->str(), "i*n + c + l");
