@@ -65,7 +65,12 @@ typedef int (*fpm_body_fn)(int64_t begin, int64_t end, void *context);
  * as the pragma's `A[i*n : n]` says (the section of a chunk is the union of
  * its iterations'). stride = 0 makes the section the same for every
  * iteration: shared data; with stride = 0 and count = 0 it is the whole
- * array. Zero-initialise, then set fields (or take fpm_scalar_arg's,
+ * array. With `rows` > 1 an iteration touches `rows` such runs, `pitch`
+ * elements apart: run r is
+ *   [offset + k * stride + r * pitch, ... + count)
+ * as a section over later dimensions says (`A[0:m][j:1]`, a column of an
+ * m x n matrix: offset 0, stride 1, count 1, rows m, pitch n).
+ * Zero-initialise, then set fields (or take fpm_scalar_arg's,
  * fpm_origin_arg's or fpm_describe_sections' args).
  */
 enum fpm_arg_kind {
@@ -110,6 +115,9 @@ typedef struct fpm_arg {
   /* The clause and section that describe an array, as the program writes
      them (`out(c[i*n:n])`), for messages; may be NULL. */
   const char *clause;
+  /* The runs an iteration touches and the elements from one run's start to
+     the next's (>= count); 0 or 1 row: one run, and pitch is unused. */
+  int64_t rows, pitch;
 } fpm_arg;
 
 /* What the runtime knows about a loop. Zero-initialise, then set fields. */
@@ -327,6 +335,8 @@ typedef struct fpm_section {
                          when unknown (fpm_arg's) */
   const char *clause; /* `in(A[i*n:n])`, for messages (fpm_arg's); may be
                          NULL */
+  int64_t rows, pitch; /* fpm_arg's: the same at every iteration; lower is
+                          then the first run's start */
 } fpm_section;
 
 /* The logical iteration of sample s (0, 1, 2) of a loop of trip_count >= 1
@@ -339,7 +349,9 @@ int64_t fpm_sample_iteration(int64_t trip_count, int sample);
  * size copied), for a loop of trip_count iterations: iteration k's section
  * is elements [offset + k * stride, offset + k * stride + count) from `data`,
  * with stride = lower[1] - lower[0] (0 when trip_count is 1) and count the
- * length. That holds when every section is affine in k: lower[2] ==
+ * length (and rows and pitch copied: lower is the first run's start, and
+ * every run lies pitch past the one before). That holds when every section
+ * is affine in k: lower[2] ==
  * lower[0] + (trip_count - 1) * stride, and the same length > 0 at all
  * three samples. Then it sets loop->data = args and loop->data_count =
  * count and returns 1. Otherwise, or with trip_count < 1, count < 1, a

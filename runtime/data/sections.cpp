@@ -17,20 +17,27 @@ namespace fpm {
 namespace {
 
 /// The one rule for every section, of loop data and kernel arguments
-/// alike: it has elements, and the sections of iterations [0, tripCount)
-/// lie in the array's `length` elements. Throws std::invalid_argument,
-/// `where` first.
+/// alike: it has elements, its rows do not overlap, and the sections of
+/// iterations [0, tripCount) lie in the array's `length` elements. Throws
+/// std::invalid_argument, `where` first.
 void checkSection(const std::string &where, const ArgSection &section,
                   std::int64_t length, std::int64_t tripCount) {
   if (section.count <= 0)
     throw std::invalid_argument(where + "a section of " +
                                 std::to_string(section.count) + " elements");
-  // In 128 bits: offset + k * stride cannot overflow there.
+  if (section.rows > 1 && section.pitch < section.count)
+    throw std::invalid_argument(
+        where + "rows of " + std::to_string(section.count) + " elements " +
+        std::to_string(section.pitch) + " apart overlap (the pitch must be " +
+        "at least the count)");
+  // In 128 bits: offset + k * stride + (rows - 1) * pitch cannot overflow
+  // there.
   const std::int64_t last = std::max<std::int64_t>(tripCount - 1, 0);
   const __int128 move = static_cast<__int128>(last) * section.stride;
   const __int128 low = section.offset + std::min<__int128>(move, 0);
   const __int128 high =
-      section.offset + std::max<__int128>(move, 0) + section.count;
+      section.offset + std::max<__int128>(move, 0) +
+      static_cast<__int128>(section.rows - 1) * section.pitch + section.count;
   if (low >= 0 && high <= length)
     return;
   const std::string reach = where + "the sections of iterations 0.." +
@@ -44,6 +51,23 @@ void checkSection(const std::string &where, const ArgSection &section,
   throw std::invalid_argument(
       reach + std::to_string(move > 0 ? last : 0) + "'s ends at element " +
       std::to_string(static_cast<long long>(high)) + ", past the array");
+}
+
+/// Whether two iterations of a written section may share an element: the
+/// iterations' runs interleave in a band per row, each `stride` past the
+/// one before, or each iteration's rows lie past the one before's.
+bool iterationsOverlap(const ArgSection &section, std::int64_t tripCount) {
+  if (tripCount <= 1)
+    return false;
+  const __int128 apart = section.stride < 0
+                             ? -static_cast<__int128>(section.stride)
+                             : static_cast<__int128>(section.stride);
+  if (apart < section.count)
+    return true;
+  if (section.rows <= 1)
+    return false;
+  const bool banded = (tripCount - 1) * apart + section.count <= section.pitch;
+  return !banded && apart < section.reach();
 }
 
 KernelArg::Kind kindOf(int kind, const std::string &where) {
@@ -80,13 +104,59 @@ std::string readSource(const char *file, const std::string &what) {
 
 } // namespace
 
-std::pair<std::int64_t, std::int64_t> KernelArg::span(std::int64_t begin,
-                                                      std::int64_t end) const {
-  if (shared())
-    return {offset, offset + count};
-  if (stride < 0)
-    return {offset + (end - 1) * stride, offset + begin * stride + count};
-  return {offset + begin * stride, offset + (end - 1) * stride + count};
+std::vector<SectionRect> sectionRects(const ArgSection &section,
+                                      std::int64_t begin, std::int64_t end) {
+  const std::int64_t lowest =
+      section.offset + (section.stride >= 0 ? begin : end - 1) * section.stride;
+  const std::int64_t apart = std::abs(section.stride);
+  const std::int64_t iterations = section.stride == 0 ? 1 : end - begin;
+  // The runs of a row of iterations touch: one run per row, or one in all
+  // where the rows' runs reach into each other (an input read wide).
+  if (section.contiguous()) {
+    const std::int64_t width = (iterations - 1) * apart + section.count;
+    if (section.rows > 1 && width > section.pitch)
+      return {{lowest, (section.rows - 1) * section.pitch + width, 1, 0}};
+    return {{lowest, width, section.rows, section.pitch}};
+  }
+  // One run per iteration, evenly apart: rows of iterations.
+  if (section.rows == 1)
+    return {{lowest, section.count, iterations, apart}};
+  // Each iteration's rows continue where the one before's end: one pitch.
+  if (apart == section.rows * section.pitch)
+    return {{lowest, section.count, iterations * section.rows, section.pitch}};
+  std::vector<SectionRect> rects;
+  rects.reserve(static_cast<std::size_t>(iterations));
+  if (apart >= section.reach()) {
+    for (std::int64_t k = 0; k < iterations; ++k)
+      rects.push_back(
+          {lowest + k * apart, section.count, section.rows, section.pitch});
+    return rects;
+  }
+  // The iterations' runs interleave within each row's band: a rectangle per
+  // row, one run per iteration.
+  for (std::int64_t r = 0; r < section.rows; ++r)
+    rects.push_back(
+        {lowest + r * section.pitch, section.count, iterations, apart});
+  return rects;
+}
+
+std::vector<SectionRect> clipRects(std::span<const SectionRect> rects,
+                                   std::int64_t from, std::int64_t to) {
+  std::vector<SectionRect> clipped;
+  for (const SectionRect &rect : rects) {
+    if (rect.first >= from && rect.last() <= to) {
+      clipped.push_back(rect);
+      continue;
+    }
+    for (std::int64_t r = 0; r < rect.rows; ++r) {
+      const std::int64_t start = rect.first + r * rect.pitch;
+      const std::int64_t first = std::max(start, from);
+      const std::int64_t last = std::min(start + rect.width, to);
+      if (first < last)
+        clipped.push_back({first, last - first, 1, 0});
+    }
+  }
+  return clipped;
 }
 
 std::pair<std::int64_t, std::int64_t>
@@ -156,6 +226,8 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
       arg.offset = section.offset;
       arg.stride = section.stride;
       arg.count = section.count;
+      arg.rows = section.rows;
+      arg.pitch = section.pitch;
       if (in.origin < 0 || in.extent < 0)
         throw std::invalid_argument(where(a) + "origin " +
                                     std::to_string(in.origin) + " or extent " +
@@ -182,14 +254,18 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
             where(a) + "a written section must move with the iteration: with "
                        "the same section for every iteration, two PEs would "
                        "each copy back all of it");
-      if (arg.writes() && std::abs(arg.stride) < arg.count && tripCount > 1)
+      if (arg.writes() && iterationsOverlap(section, tripCount))
         throw std::invalid_argument(
             where(a) +
-            "written sections of neighbouring iterations overlap "
-            "(they start " +
-            std::to_string(std::abs(arg.stride)) + " element" +
+            (arg.rows > 1 ? "written sections of different iterations overlap "
+                          : "written sections of neighbouring iterations "
+                            "overlap ") +
+            "(they start " + std::to_string(std::abs(arg.stride)) + " element" +
             (std::abs(arg.stride) == 1 ? "" : "s") + " apart and have " +
             std::to_string(arg.count) +
+            (arg.rows > 1 ? " in each of " + std::to_string(arg.rows) +
+                                " rows " + std::to_string(arg.pitch) + " apart"
+                          : std::string()) +
             "), and a device copies a written section back whole");
       if (static_cast<__int128>(arg.length) * arg.size >
           static_cast<__int128>(INT64_MAX))
@@ -232,7 +308,7 @@ sectionExtent(const fpm_arg &arg, std::int64_t begin, std::int64_t end) {
   const ArgSection section(arg);
   const std::int64_t first = section.offset + begin * section.stride;
   const std::int64_t last = section.offset + (end - 1) * section.stride;
-  return {std::min(first, last), std::max(first, last) + section.count};
+  return {std::min(first, last), std::max(first, last) + section.reach()};
 }
 
 void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount) {
@@ -279,9 +355,16 @@ DescribedSection describeSection(const fpm_section &section,
   if (stride < INT64_MIN || stride > INT64_MAX || last != section.lower[2])
     return no("it does not move by the same number of elements from one "
               "iteration to the next");
+  const std::int64_t rows = std::max<std::int64_t>(section.rows, 1);
+  if (rows > 1 && section.pitch < count)
+    return no("its " + std::to_string(rows) + " rows of " +
+              std::to_string(count) + " elements are " +
+              std::to_string(section.pitch) + " apart: they overlap");
+  // From the first run's start to the last one's end.
+  const Wide reach = static_cast<Wide>(rows - 1) * section.pitch + count;
   // The buffer starts at element 0, or at the lowest element below it.
   const Wide origin = std::min<Wide>({first, last, 0});
-  const Wide length = std::max(first, last) + count - origin;
+  const Wide length = std::max(first, last) + reach - origin;
   // An address below the base must not wrap around.
   const Wide below = -origin * static_cast<Wide>(section.size);
   if (length > INT64_MAX ||
@@ -292,12 +375,12 @@ DescribedSection describeSection(const fpm_section &section,
   // fpm-profile restore, elements that are not the array's.
   if (section.extent > 0 && section.kind != FPM_ARG_IN &&
       (std::min(first, last) < 0 ||
-       std::max(first, last) + count > section.extent))
+       std::max(first, last) + reach > section.extent))
     return no(
         "its sections reach elements " +
         std::to_string(static_cast<long long>(std::min(first, last))) + " to " +
         std::to_string(
-            static_cast<long long>(std::max(first, last) + count - 1)) +
+            static_cast<long long>(std::max(first, last) + reach - 1)) +
         " of an array of " + std::to_string(section.extent) + " elements");
   fpm_arg arg{};
   arg.kind = section.kind;
@@ -308,6 +391,8 @@ DescribedSection describeSection(const fpm_section &section,
   arg.offset = static_cast<std::int64_t>(first - origin);
   arg.stride = static_cast<std::int64_t>(stride);
   arg.count = count;
+  arg.rows = rows;
+  arg.pitch = rows > 1 ? section.pitch : 0;
   arg.origin = static_cast<std::int64_t>(-origin);
   arg.extent = std::max<std::int64_t>(section.extent, 0);
   arg.clause = section.clause;

@@ -7,9 +7,10 @@
 // What this folder offers: the one home of a loop's data, as the C API
 // passes it (fpm_arg): iteration k reads or writes elements
 // [offset + k * stride, offset + k * stride + count) of an array, for any
-// stride sign. Here they are checked (one rule for fpm_loop::data and for a
-// kernel's arguments, which add only what a device's copies need), their
-// extents computed, and the rewriter's sampled sections
+// stride sign, or `rows` such runs `pitch` apart (a section over later
+// dimensions: a column, a plane). Here they are checked (one rule for
+// fpm_loop::data and for a kernel's arguments, which add only what a device's
+// copies need), their extents computed, and the rewriter's sampled sections
 // (fpm_describe_sections) turned into them. The executor and the drivers
 // read them; nothing here touches a PE.
 //
@@ -37,20 +38,53 @@ struct Range {
 };
 
 /// An fpm_arg's section of one iteration, normalised: stride 0 with count
-/// 0 is the whole array.
+/// 0 is the whole array; fewer than two rows are one row.
 struct ArgSection {
   std::int64_t offset, stride, count;
+  std::int64_t rows = 1, pitch = 0;
   ArgSection(std::int64_t offset, std::int64_t stride, std::int64_t count,
-             std::int64_t length)
+             std::int64_t length, std::int64_t rows = 1, std::int64_t pitch = 0)
       : offset(offset), stride(stride), count(count) {
     if (stride == 0 && count == 0) {
       this->offset = 0;
       this->count = length;
+    } else if (rows > 1) {
+      this->rows = rows;
+      this->pitch = pitch;
     }
   }
   explicit ArgSection(const fpm_arg &arg)
-      : ArgSection(arg.offset, arg.stride, arg.count, arg.length) {}
+      : ArgSection(arg.offset, arg.stride, arg.count, arg.length, arg.rows,
+                   arg.pitch) {}
+  /// Neighbouring iterations' runs touch or overlap: a range's are runs of
+  /// their own (one per row).
+  bool contiguous() const { return std::abs(stride) <= count; }
+  /// The elements from an iteration's first run's start to its last one's
+  /// end.
+  std::int64_t reach() const { return (rows - 1) * pitch + count; }
 };
+
+/// A rectangle of elements: `rows` runs of `width` elements, each `pitch`
+/// past the one before, the first at element `first`.
+struct SectionRect {
+  std::int64_t first = 0, width = 0, rows = 1, pitch = 0;
+  std::int64_t last() const { return first + (rows - 1) * pitch + width; }
+  friend bool operator==(const SectionRect &, const SectionRect &) = default;
+};
+
+/// The rectangles that hold `section`'s elements of iterations
+/// [begin, end) (begin < end): as few as the shape allows, each in
+/// increasing address order, the rectangles too; disjoint where the
+/// section's iterations are (a written one, makeKernelSpec). What a
+/// device, a rank or fpm-profile copies of a range.
+std::vector<SectionRect> sectionRects(const ArgSection &section,
+                                      std::int64_t begin, std::int64_t end);
+
+/// `rects` cut to elements [from, to): a rectangle that crosses a bound
+/// becomes its rows, each cut (the empty ones dropped). What a copy of an
+/// over-declared input reads.
+std::vector<SectionRect> clipRects(std::span<const SectionRect> rects,
+                                   std::int64_t from, std::int64_t to);
 
 /// One kernel argument (fpm_arg), checked.
 struct KernelArg {
@@ -63,6 +97,8 @@ struct KernelArg {
   /// A reduction's `offset` is its index in the call's reductions, an
   /// origin's the index of its array argument.
   std::int64_t offset = 0, stride = 0, count = 0;
+  /// The runs of an iteration's section, and their distance (fpm_arg).
+  std::int64_t rows = 1, pitch = 0;
   /// An array's element 0 from `data` (fpm_arg::origin); an origin
   /// argument's value.
   std::int64_t origin = 0;
@@ -77,23 +113,18 @@ struct KernelArg {
   bool writes() const { return kind == Kind::Out || kind == Kind::InOut; }
   /// The same section for every iteration: copied once per device and call.
   bool shared() const { return stride == 0; }
-  /// Neighbouring iterations' sections touch or overlap: a range's is one
-  /// run of elements. Otherwise it is copied as a rectangle, `count`
-  /// elements every |stride|.
-  bool contiguous() const { return std::abs(stride) <= count; }
-  /// Elements [first, last) the iterations [begin, end) touch, for a
-  /// contiguous section (a negative stride runs down the array).
-  std::pair<std::int64_t, std::int64_t> span(std::int64_t begin,
-                                             std::int64_t end) const;
+  ArgSection section() const {
+    return {offset, stride, count, length, rows, pitch};
+  }
+  /// The rectangles of the elements iterations [begin, end) touch.
+  std::vector<SectionRect> rects(std::int64_t begin, std::int64_t end) const {
+    return sectionRects(section(), begin, end);
+  }
   /// The part of [first, last) that is the array's, where its extent is
   /// known (elements [origin, origin + extent) of the buffer): what a copy
   /// of an over-declared input reads. Empty when none is.
   std::pair<std::int64_t, std::int64_t> inArray(std::int64_t first,
                                                 std::int64_t last) const;
-  /// The lowest row of iterations [begin, end), for a rectangle.
-  std::int64_t firstRow(std::int64_t begin, std::int64_t end) const {
-    return offset + (stride >= 0 ? begin : end - 1) * stride;
-  }
   /// The bytes of the whole array.
   std::size_t arrayBytes() const {
     return static_cast<std::size_t>(length) * size;
@@ -118,8 +149,9 @@ struct KernelSpec {
 KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount);
 
 /// Elements [first, last) of `arg`'s array that the sections of iterations
-/// [begin, end) span (begin < end), for any stride sign. Stride 0 with
-/// count 0 is the whole array.
+/// [begin, end) span (begin < end), for any stride sign, from the first
+/// run's start to the last run's end. Stride 0 with count 0 is the whole
+/// array.
 std::pair<std::int64_t, std::int64_t>
 sectionExtent(const fpm_arg &arg, std::int64_t begin, std::int64_t end);
 

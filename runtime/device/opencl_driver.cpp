@@ -20,101 +20,92 @@ double seconds(std::int64_t nanoseconds) {
   return static_cast<double>(nanoseconds) * 1e-9;
 }
 
-/// Enqueues the copy of `arg`'s section of `range` between the caller's
-/// array (or `staging`, packed) and `buffer`.
-cl_event copySection(cl_command_queue queue, cl_mem buffer,
-                     const KernelArg &arg, Range range, bool toDevice,
-                     std::byte *staging, std::span<const cl_event> waitFor,
-                     std::uint64_t &bytes) {
-  const auto size = static_cast<std::int64_t>(arg.size);
+/// The rectangles a copy of `arg`'s section of `range` moves: an
+/// over-declared input (a guarded stencil's a[i-1:3] at i = 0) only where
+/// it is the array's, never an element past it.
+std::vector<SectionRect> copiedRects(const KernelArg &arg, Range range,
+                                     bool toDevice) {
+  std::vector<SectionRect> rects = arg.rects(range.begin, range.end);
+  if (!toDevice || arg.extent <= 0)
+    return rects;
+  return clipRects(rects, arg.origin, arg.origin + arg.extent);
+}
+
+/// Enqueues the copies of `arg`'s section of `range` between the caller's
+/// array (or `staging`, packed rectangle after rectangle) and `buffer`,
+/// adding their events to `events` (a marker where there is nothing to
+/// copy, so that a range always waits for something).
+void copySection(cl_command_queue queue, cl_mem buffer, const KernelArg &arg,
+                 Range range, bool toDevice, std::byte *staging,
+                 std::span<const cl_event> waitFor, std::uint64_t &bytes,
+                 std::vector<opencl::EventRef> &events) {
+  const auto size = static_cast<std::size_t>(arg.size);
   auto *host = static_cast<std::byte *>(arg.data);
   const auto waits = static_cast<cl_uint>(waitFor.size());
   const cl_event *waitList = waitFor.empty() ? nullptr : waitFor.data();
-  cl_event event = nullptr;
-  // An over-declared input (a guarded stencil's a[i-1:3] at i = 0): the
-  // part of its span that is the array's, never an element past it (more
-  // than the rows of a rectangle, which a read may get).
-  if (const auto [first, last] = arg.span(range.begin, range.end);
-      toDevice && arg.inArray(first, last) != std::pair{first, last}) {
-    const auto [from, to] = arg.inArray(first, last);
-    if (from == to) {
-      opencl::check(clEnqueueMarkerWithWaitList(queue, waits, waitList, &event),
-                    "clEnqueueMarkerWithWaitList");
-      return event;
+  const std::vector<SectionRect> rects = copiedRects(arg, range, toDevice);
+  if (rects.empty()) {
+    cl_event event = nullptr;
+    opencl::check(clEnqueueMarkerWithWaitList(queue, waits, waitList, &event),
+                  "clEnqueueMarkerWithWaitList");
+    events.emplace_back(event);
+    return;
+  }
+  for (const SectionRect &rect : rects) {
+    cl_event event = nullptr;
+    const auto start = static_cast<std::size_t>(rect.first) * size;
+    const auto rowBytes = static_cast<std::size_t>(rect.width) * size;
+    const auto rows = static_cast<std::size_t>(rect.rows);
+    bytes += rowBytes * rows;
+    if (rows == 1) {
+      std::byte *at = staging ? staging : host + start;
+      opencl::check(
+          toDevice ? clEnqueueWriteBuffer(queue, buffer, CL_FALSE, start,
+                                          rowBytes, at, waits, waitList, &event)
+                   : clEnqueueReadBuffer(queue, buffer, CL_FALSE, start,
+                                         rowBytes, at, waits, waitList, &event),
+          toDevice ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
+    } else {
+      const auto pitch = static_cast<std::size_t>(rect.pitch) * size;
+      const std::size_t bufferOrigin[3] = {start, 0, 0};
+      const std::size_t hostOrigin[3] = {staging ? 0 : start, 0, 0};
+      const std::size_t region[3] = {rowBytes, rows, 1};
+      const std::size_t hostPitch = staging ? rowBytes : pitch;
+      std::byte *base = staging ? staging : host;
+      opencl::check(
+          toDevice
+              ? clEnqueueWriteBufferRect(
+                    queue, buffer, CL_FALSE, bufferOrigin, hostOrigin, region,
+                    pitch, 0, hostPitch, 0, base, waits, waitList, &event)
+              : clEnqueueReadBufferRect(queue, buffer, CL_FALSE, bufferOrigin,
+                                        hostOrigin, region, pitch, 0, hostPitch,
+                                        0, base, waits, waitList, &event),
+          toDevice ? "clEnqueueWriteBufferRect" : "clEnqueueReadBufferRect");
     }
-    const auto length = static_cast<std::size_t>((to - from) * size);
-    bytes += length;
-    opencl::check(clEnqueueWriteBuffer(queue, buffer, CL_FALSE,
-                                       static_cast<std::size_t>(from * size),
-                                       length, host + from * size, waits,
-                                       waitList, &event),
-                  "clEnqueueWriteBuffer");
-    return event;
+    events.emplace_back(event);
+    if (staging)
+      staging += rowBytes * rows;
   }
-  if (arg.shared() || arg.contiguous()) {
-    const auto [first, last] = arg.span(range.begin, range.end);
-    const auto offset = static_cast<std::size_t>(first * size);
-    const auto length = static_cast<std::size_t>((last - first) * size);
-    bytes += length;
-    std::byte *at = staging ? staging : host + offset;
-    opencl::check(
-        toDevice ? clEnqueueWriteBuffer(queue, buffer, CL_FALSE, offset, length,
-                                        at, waits, waitList, &event)
-                 : clEnqueueReadBuffer(queue, buffer, CL_FALSE, offset, length,
-                                       at, waits, waitList, &event),
-        toDevice ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer");
-    return event;
-  }
-  // `count` elements every |stride|: a rectangle, one row per iteration,
-  // rows in the order of their addresses.
-  const auto start =
-      static_cast<std::size_t>(arg.firstRow(range.begin, range.end) * size);
-  const auto rowBytes = static_cast<std::size_t>(arg.count * size);
-  const auto pitch = static_cast<std::size_t>(std::abs(arg.stride) * size);
-  const auto rows = static_cast<std::size_t>(range.size());
-  bytes += rowBytes * rows;
-  const std::size_t bufferOrigin[3] = {start, 0, 0};
-  const std::size_t hostOrigin[3] = {staging ? 0 : start, 0, 0};
-  const std::size_t region[3] = {rowBytes, rows, 1};
-  const std::size_t hostPitch = staging ? rowBytes : pitch;
-  std::byte *base = staging ? staging : host;
-  opencl::check(
-      toDevice
-          ? clEnqueueWriteBufferRect(queue, buffer, CL_FALSE, bufferOrigin,
-                                     hostOrigin, region, pitch, 0, hostPitch, 0,
-                                     base, waits, waitList, &event)
-          : clEnqueueReadBufferRect(queue, buffer, CL_FALSE, bufferOrigin,
-                                    hostOrigin, region, pitch, 0, hostPitch, 0,
-                                    base, waits, waitList, &event),
-      toDevice ? "clEnqueueWriteBufferRect" : "clEnqueueReadBufferRect");
-  return event;
 }
 
 /// The bytes of `arg`'s section of `range`, packed as copySection() lays a
 /// staged download out.
 std::size_t stagedBytes(const KernelArg &arg, Range range) {
-  if (arg.contiguous()) {
-    const auto [first, last] = arg.span(range.begin, range.end);
-    return static_cast<std::size_t>(last - first) * arg.size;
-  }
-  return static_cast<std::size_t>(arg.count * range.size()) * arg.size;
+  std::size_t bytes = 0;
+  for (const SectionRect &rect : copiedRects(arg, range, false))
+    bytes += static_cast<std::size_t>(rect.width * rect.rows) * arg.size;
+  return bytes;
 }
 
 /// Copies a staged download to the caller's array.
 void unstage(const KernelArg &arg, Range range, const std::byte *staging) {
   auto *host = static_cast<std::byte *>(arg.data);
   const auto size = static_cast<std::int64_t>(arg.size);
-  if (arg.contiguous()) {
-    const auto [first, last] = arg.span(range.begin, range.end);
-    std::memcpy(host + first * size, staging,
-                static_cast<std::size_t>(last - first) * arg.size);
-    return;
+  for (const SectionRect &rect : copiedRects(arg, range, false)) {
+    const auto row = static_cast<std::size_t>(rect.width * size);
+    for (std::int64_t r = 0; r < rect.rows; ++r, staging += row)
+      std::memcpy(host + (rect.first + r * rect.pitch) * size, staging, row);
   }
-  const std::size_t row = static_cast<std::size_t>(arg.count) * arg.size;
-  const std::int64_t first = arg.firstRow(range.begin, range.end);
-  const std::int64_t pitch = std::abs(arg.stride);
-  for (std::int64_t r = 0; r < range.size(); ++r, staging += row)
-    std::memcpy(host + (first + r * pitch) * size, staging, row);
 }
 
 /// How an array argument's device buffer is created.
@@ -271,9 +262,8 @@ bool OpenClDriver::run(WorkFeed &feed) {
       for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
         const KernelArg &arg = kernel_.args[a];
         if (arg.isArray() && arg.shared() && arg.reads())
-          sharedUploads.emplace_back(
-              copySection(device_.uploadQueue(), buffers[a].get(), arg, {},
-                          true, nullptr, {}, sharedBytes));
+          copySection(device_.uploadQueue(), buffers[a].get(), arg, {}, true,
+                      nullptr, {}, sharedBytes, sharedUploads);
       }
     };
     const std::int64_t setUp = trace::now();
@@ -348,9 +338,8 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
   for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
     const KernelArg &arg = kernel_.args[a];
     if (arg.isArray() && arg.reads() && !arg.shared())
-      chunk.uploads.emplace_back(copySection(device_.uploadQueue(),
-                                             buffers[a].get(), arg, range, true,
-                                             nullptr, {}, chunk.uploadBytes));
+      copySection(device_.uploadQueue(), buffers[a].get(), arg, range, true,
+                  nullptr, {}, chunk.uploadBytes, chunk.uploads);
   }
   std::vector<cl_event> before;
   for (const opencl::EventRef &event : chunk.uploads)
@@ -427,9 +416,8 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
                                       stagedBytes(arg, range))});
       staging = chunk.staging.back().bytes.get();
     }
-    chunk.downloads.emplace_back(
-        copySection(device_.downloadQueue(), buffers[a].get(), arg, range,
-                    false, staging, after, chunk.downloadBytes));
+    copySection(device_.downloadQueue(), buffers[a].get(), arg, range, false,
+                staging, after, chunk.downloadBytes, chunk.downloads);
   }
   opencl::check(clFlush(device_.uploadQueue()), "clFlush");
   opencl::check(clFlush(device_.computeQueue()), "clFlush");

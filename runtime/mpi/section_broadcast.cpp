@@ -18,40 +18,36 @@ namespace fpm::mpi {
 namespace {
 
 /// Sends what iterations `range` wrote of `arg` from `root` to every rank:
-/// one run of elements (sectionExtent) or, when the iterations' sections
-/// are apart, `count` elements every |stride| as one strided datatype.
+/// each rectangle of it (sectionRects) as one run of bytes, or as one
+/// strided datatype of its rows.
 void broadcastSection(MPI_Comm comm, const fpm_arg &arg, Range range,
                       int root) {
   auto *base = static_cast<unsigned char *>(arg.data);
   const auto size = static_cast<std::int64_t>(arg.size);
-  const ArgSection section(arg);
-  if (section.stride == 0 || std::abs(section.stride) <= section.count) {
-    const auto [first, last] = sectionExtent(arg, range.begin, range.end);
-    broadcastBytes(comm, base + first * size, (last - first) * size, root);
-    return;
-  }
-  const std::int64_t rowBytes = section.count * size;
-  if (rowBytes > INT_MAX)
-    throw std::runtime_error("a section of more than INT_MAX bytes per "
-                             "iteration cannot be gathered");
-  // The rows in increasing address order (a negative stride runs down).
-  const std::int64_t step = std::abs(section.stride);
-  const std::int64_t lowest =
-      section.offset +
-      (section.stride >= 0 ? range.begin : range.end - 1) * section.stride;
-  constexpr std::int64_t MaxRows = std::int64_t{1} << 20;
-  for (std::int64_t row = 0; row < range.size(); row += MaxRows) {
-    const int rows = static_cast<int>(std::min(MaxRows, range.size() - row));
-    MPI_Datatype rowsType;
-    check(MPI_Type_create_hvector(rows, static_cast<int>(rowBytes),
-                                  static_cast<MPI_Aint>(step * size), MPI_BYTE,
-                                  &rowsType),
-          "MPI_Type_create_hvector");
-    check(MPI_Type_commit(&rowsType), "MPI_Type_commit");
-    const int code =
-        MPI_Bcast(base + (lowest + row * step) * size, 1, rowsType, root, comm);
-    MPI_Type_free(&rowsType);
-    check(code, "MPI_Bcast");
+  for (const SectionRect &rect :
+       sectionRects(ArgSection(arg), range.begin, range.end)) {
+    if (rect.rows == 1) {
+      broadcastBytes(comm, base + rect.first * size, rect.width * size, root);
+      continue;
+    }
+    const std::int64_t rowBytes = rect.width * size;
+    if (rowBytes > INT_MAX)
+      throw std::runtime_error("a section of more than INT_MAX bytes per "
+                               "row cannot be gathered");
+    constexpr std::int64_t MaxRows = std::int64_t{1} << 20;
+    for (std::int64_t row = 0; row < rect.rows; row += MaxRows) {
+      const int rows = static_cast<int>(std::min(MaxRows, rect.rows - row));
+      MPI_Datatype rowsType;
+      check(MPI_Type_create_hvector(rows, static_cast<int>(rowBytes),
+                                    static_cast<MPI_Aint>(rect.pitch * size),
+                                    MPI_BYTE, &rowsType),
+            "MPI_Type_create_hvector");
+      check(MPI_Type_commit(&rowsType), "MPI_Type_commit");
+      const int code = MPI_Bcast(base + (rect.first + row * rect.pitch) * size,
+                                 1, rowsType, root, comm);
+      MPI_Type_free(&rowsType);
+      check(code, "MPI_Bcast");
+    }
   }
 }
 

@@ -180,19 +180,11 @@ private:
   static void forEachRange(const fpm_arg &arg, std::int64_t iterations,
                            Use &&use) {
     auto *base = static_cast<std::byte *>(arg.data);
-    const ArgSection section(arg);
-    const std::int64_t gap =
-        section.stride < 0 ? -section.stride : section.stride;
-    if (gap <= section.count) {
-      const auto [first, last] = sectionExtent(arg, 0, iterations);
-      use(base + first * static_cast<std::int64_t>(arg.size),
-          static_cast<std::size_t>(last - first) * arg.size);
-      return;
-    }
-    for (std::int64_t k = 0; k < iterations; ++k)
-      use(base + (section.offset + k * section.stride) *
-                     static_cast<std::int64_t>(arg.size),
-          static_cast<std::size_t>(section.count) * arg.size);
+    const auto size = static_cast<std::int64_t>(arg.size);
+    for (const SectionRect &rect : sectionRects(ArgSection(arg), 0, iterations))
+      for (std::int64_t r = 0; r < rect.rows; ++r)
+        use(base + (rect.first + r * rect.pitch) * size,
+            static_cast<std::size_t>(rect.width) * arg.size);
   }
 
   std::vector<fpm_arg> written_;
@@ -212,7 +204,7 @@ std::vector<fpm_arg> writtenSections(const LoopCall &call) {
     if (arg.writes())
       written.push_back({FPM_ARG_INOUT, arg.data, arg.size, arg.length,
                          arg.offset, arg.stride, arg.count, arg.origin,
-                         arg.extent, nullptr});
+                         arg.extent, nullptr, arg.rows, arg.pitch});
   return written;
 }
 

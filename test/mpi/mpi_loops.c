@@ -103,6 +103,16 @@ static int wholeBody(int64_t begin, int64_t end, void *context) {
   return 0;
 }
 
+/* Column k of a 7 x T matrix (rows 7, pitch T). */
+static int columnsBody(int64_t begin, int64_t end, void *context) {
+  double *matrix = ((double **)context)[0];
+  const int64_t T = *((int64_t **)context)[1];
+  for (int64_t k = begin; k < end; ++k)
+    for (int64_t r = 0; r < 7; ++r)
+      matrix[r * T + k] = matrix[r * T + k] * 0.5 + sqrt((double)(r + k));
+  return 0;
+}
+
 static fpm_arg array(int kind, void *data, size_t size, int64_t length,
                      int64_t offset, int64_t stride, int64_t count) {
   fpm_arg arg;
@@ -287,6 +297,32 @@ static void checkSchedule(const char *schedule) {
   if (memcmp(&rootSum, &sum, sizeof sum) != 0)
     fail("loop D: the sum's bits differ from rank 0's", schedule);
   free(x);
+
+  /* F: a column per iteration, rows a pitch apart */
+  {
+    double *matrix = malloc(sizeof(double) * 7 * (size_t)T);
+    double *serialMatrix = malloc(sizeof(double) * 7 * (size_t)T);
+    for (int64_t i = 0; i < 7 * T; ++i)
+      matrix[i] = serialMatrix[i] = (double)(i % 23);
+    int64_t columns = T;
+    void *serialContext[2] = {serialMatrix, &columns};
+    columnsBody(0, T, serialContext);
+    void *context[2] = {matrix, &columns};
+    fpm_arg dataF =
+        array(FPM_ARG_INOUT, matrix, sizeof(double), 7 * T, 0, 1, 1);
+    dataF.rows = 7;
+    dataF.pitch = T;
+    loop.name = "mpi.columns";
+    loop.data = &dataF;
+    loop.data_count = 1;
+    check(fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, T, columnsBody, context,
+                               NULL),
+          "loop F", schedule);
+    if (memcmp(matrix, serialMatrix, sizeof(double) * 7 * (size_t)T) != 0)
+      fail("loop F: the matrix differs from the serial loop's", schedule);
+    free(matrix);
+    free(serialMatrix);
+  }
 
   /* E */
   int64_t *whole = calloc((size_t)T, sizeof *whole);

@@ -165,8 +165,8 @@ TEST(BenchmarkSizesTest, AscendingMultiplesOfTheGrainUpToTheTop) {
 
 fpm_arg section(int kind, void *data, std::int64_t length, std::int64_t offset,
                 std::int64_t stride, std::int64_t count) {
-  return {kind,   data,  sizeof(int), length, offset,
-          stride, count, 0,           0,      nullptr};
+  return {kind,  data, sizeof(int), length,  offset, stride,
+          count, 0,    0,           nullptr, 0,      0};
 }
 
 using Extent = std::pair<std::int64_t, std::int64_t>;
@@ -282,9 +282,10 @@ struct Doubling {
 
   std::vector<fpm_arg> data() {
     return {{FPM_ARG_INOUT, x.data(), sizeof(long),
-             static_cast<std::int64_t>(x.size()), 0, 1, 1, 0, 0, nullptr},
+             static_cast<std::int64_t>(x.size()), 0, 1, 1, 0, 0, nullptr, 0, 0},
             {FPM_ARG_OUT, y.data(), sizeof(long),
-             static_cast<std::int64_t>(y.size()), 0, 1, 1, 0, 0, nullptr}};
+             static_cast<std::int64_t>(y.size()), 0, 1, 1, 0, 0, nullptr, 0,
+             0}};
   }
 
   std::vector<long> x, y;
@@ -373,9 +374,18 @@ TEST_F(BenchmarkTest, StridedAndDownwardSectionsAreRestored) {
   std::vector<int> m(3 * N);
   for (std::size_t i = 0; i < m.size(); ++i)
     m[i] = static_cast<int>(i);
-  const fpm_arg written{
-      FPM_ARG_INOUT, m.data(), sizeof(int), 3 * N, 3 * (N - 1) + 1, -3, 1, 0, 0,
-      nullptr};
+  const fpm_arg written{FPM_ARG_INOUT,
+                        m.data(),
+                        sizeof(int),
+                        3 * N,
+                        3 * (N - 1) + 1,
+                        -3,
+                        1,
+                        0,
+                        0,
+                        nullptr,
+                        0,
+                        0};
   const fpm_loop loop =
       withData(namedLoop(name.c_str(), nullptr), {&written, 1});
   auto body = [](std::int64_t begin, std::int64_t end, void *context) {

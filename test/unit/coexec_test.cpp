@@ -1555,7 +1555,7 @@ TEST_F(CoexecTest, RepeatedLoopFollowsAPeThatSlowsDown) {
     if (call >= 7)
       state.perIteration = std::chrono::nanoseconds(4000);
     const SlowKernel slowKernel({FPM_ARG_INOUT, state.x.data(), sizeof(int),
-                                 Trips, 0, 1, 1, 0, 0, nullptr});
+                                 Trips, 0, 1, 1, 0, 0, nullptr, 0, 0});
     ASSERT_EQ(fpm_parallel_for_kernel(&loop, Trips, Slowing::body, &state,
                                       &slowKernel.kernel),
               FPM_OK)

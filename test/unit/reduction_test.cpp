@@ -345,12 +345,13 @@ protected:
     const fpm_reduction reductions[] = {
         {FPM_REDUCE_ADD, FPM_TYPE_DOUBLE, &result.sum},
         {FPM_REDUCE_MAX, FPM_TYPE_INT64, &result.top}};
-    fpm_arg args[3] = {
-        {FPM_ARG_IN, x_.data(), sizeof(double),
-         static_cast<std::int64_t>(x_.size()), 0, 1, 1, 0, 0, nullptr},
-        {FPM_ARG_REDUCTION, nullptr, sizeof(double), 0, 0, 0, 0, 0, 0, nullptr},
-        {FPM_ARG_REDUCTION, nullptr, sizeof(long long), 0, 1, 0, 0, 0, 0,
-         nullptr}};
+    fpm_arg args[3] = {{FPM_ARG_IN, x_.data(), sizeof(double),
+                        static_cast<std::int64_t>(x_.size()), 0, 1, 1, 0, 0,
+                        nullptr, 0, 0},
+                       {FPM_ARG_REDUCTION, nullptr, sizeof(double), 0, 0, 0, 0,
+                        0, 0, nullptr, 0, 0},
+                       {FPM_ARG_REDUCTION, nullptr, sizeof(long long), 0, 1, 0,
+                        0, 0, 0, nullptr, 0, 0}};
     fpm_kernel kernel{};
     kernel.source = SumMaxSource;
     kernel.name = "summax";
@@ -460,7 +461,7 @@ TEST_F(ReductionOnDevicesTest, AKernelMustPassEveryReductionOnce) {
   const fpm_reduction reduction{FPM_REDUCE_ADD, FPM_TYPE_DOUBLE, &sum};
   std::vector<double> x(64, 1.0);
   fpm_arg args[1] = {
-      {FPM_ARG_IN, x.data(), sizeof(double), 64, 0, 1, 1, 0, 0, nullptr}};
+      {FPM_ARG_IN, x.data(), sizeof(double), 64, 0, 1, 1, 0, 0, nullptr, 0, 0}};
   fpm_kernel kernel{};
   kernel.source = SumMaxSource;
   kernel.name = "summax";

@@ -11,10 +11,13 @@
 // below it (its origin then says where element 0 is), and no overflow
 // whatever the samples hold; and fpm_kernel_fits, the question the
 // generated code asks before each call, which says once per loop why the
-// answer is no.
+// answer is no. Sections of several runs (rows a pitch apart: a column, a
+// plane of a component-first array) too, and the rectangles every copy of a
+// range's section is made of.
 //
 //===----------------------------------------------------------------------===//
 
+#include "data/sections.hpp"
 #include "fpm/fpm.h"
 
 #include <gtest/gtest.h>
@@ -24,6 +27,8 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -560,6 +565,133 @@ TEST(KernelFitsTest, SaysOncePerLoopWhyItRunsOnTheCpu) {
             "out(f[i * k:m]): written sections of neighbouring iterations "
             "overlap (they start 1 element apart and have 2), and a device "
             "copies a written section back whole\n");
+}
+
+TEST(DescribeSectionsTest, RowsGoWithTheSection) {
+  // in(a[0:4][j:1]) of a 4 x 6 matrix, j = 1..5: a column a pitch of 6
+  // apart; the buffer reaches the last row's element.
+  int a[24];
+  fpm_section column = sampled(
+      FPM_ARG_INOUT, a, sizeof a[0], 5, [](std::int64_t j) { return j + 1; },
+      constant);
+  column.rows = 4;
+  column.pitch = 6;
+  fpm_arg arg{};
+  ASSERT_EQ(fpm_describe_sections(nullptr, &arg, &column, 1, 5), 1);
+  EXPECT_EQ(arg.data, a);
+  EXPECT_EQ(arg.offset, 1);
+  EXPECT_EQ(arg.stride, 1);
+  EXPECT_EQ(arg.count, 1);
+  EXPECT_EQ(arg.rows, 4);
+  EXPECT_EQ(arg.pitch, 6);
+  EXPECT_EQ(arg.length, 24);
+  // Rows that overlap describe nothing.
+  column.pitch = 0;
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &column, 1, 5), 0);
+  // A written column past a known extent neither.
+  column.pitch = 6;
+  column.extent = 23;
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &column, 1, 5), 0);
+}
+
+TEST(KernelFitsTest, WrittenRowsOfDifferentIterationsMustNotMeet) {
+  int f[64];
+  // A column per iteration of an 8 x 8 matrix: 8 iterations fit in a row.
+  fpm_arg column = array(FPM_ARG_INOUT, f, 64, 0, 1, 1);
+  column.rows = 8;
+  column.pitch = 8;
+  const OneArrayKernel columns(column);
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &columns.kernel, 8), 1)
+      << fpm_last_error();
+  // Two columns per iteration, one apart: neighbours share one.
+  fpm_arg pairs = column;
+  pairs.count = 2;
+  pairs.length = 64;
+  const OneArrayKernel wide(pairs);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &wide.kernel, 7), 0);
+  testing::internal::GetCapturedStderr();
+  EXPECT_NE(std::string(fpm_last_error()).find("overlap"), std::string::npos)
+      << fpm_last_error();
+  // Blocks of 2 x 2 a row of blocks apart (A[2*b:2][4:2] of an 8 x 8
+  // matrix): each iteration's rows lie past the one before's.
+  fpm_arg blocks = array(FPM_ARG_OUT, f, 64, 4, 16, 2);
+  blocks.rows = 2;
+  blocks.pitch = 8;
+  const OneArrayKernel tiled(blocks);
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &tiled.kernel, 4), 1) << fpm_last_error();
+  // Rows past the array.
+  blocks.rows = 3;
+  const OneArrayKernel past(blocks);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &past.kernel, 4), 0);
+  testing::internal::GetCapturedStderr();
+}
+
+/// The elements of `section`'s iterations [begin, end), one by one.
+std::multiset<std::int64_t> touched(const fpm::ArgSection &section,
+                                    std::int64_t begin, std::int64_t end) {
+  std::multiset<std::int64_t> elements;
+  for (std::int64_t k = section.stride == 0 ? 0 : begin;
+       k < (section.stride == 0 ? 1 : end); ++k)
+    for (std::int64_t r = 0; r < section.rows; ++r)
+      for (std::int64_t e = 0; e < section.count; ++e)
+        elements.insert(section.offset + k * section.stride +
+                        r * section.pitch + e);
+  return elements;
+}
+
+TEST(SectionRectsTest, HoldExactlyTheElementsOfTheRange) {
+  std::mt19937_64 random(7);
+  auto pick = [&](std::int64_t low, std::int64_t high) {
+    return std::uniform_int_distribution<std::int64_t>(low, high)(random);
+  };
+  for (int trial = 0; trial < 4000; ++trial) {
+    const std::int64_t count = pick(1, 5), rows = pick(1, 4);
+    const std::int64_t pitch = rows > 1 ? pick(count, 30) : 0;
+    const std::int64_t stride = pick(-12, 12);
+    const std::int64_t begin = pick(0, 6), end = begin + pick(1, 7);
+    const fpm::ArgSection section(200, stride, count, 1000, rows, pitch);
+    SCOPED_TRACE(testing::Message() << "stride " << stride << " count " << count
+                                    << " rows " << rows << " pitch " << pitch
+                                    << " range " << begin << ".." << end);
+    const std::vector<fpm::SectionRect> rects =
+        fpm::sectionRects(section, begin, end);
+    std::set<std::int64_t> covered;
+    std::int64_t copied = 0;
+    for (std::size_t i = 0; i < rects.size(); ++i) {
+      const fpm::SectionRect &rect = rects[i];
+      ASSERT_GE(rect.width, 1);
+      ASSERT_GE(rect.rows, 1);
+      // What clEnqueue*BufferRect takes: a row no longer than its pitch.
+      if (rect.rows > 1)
+        ASSERT_LE(rect.width, rect.pitch);
+      if (i > 0)
+        ASSERT_LT(rects[i - 1].first, rect.first);
+      for (std::int64_t r = 0; r < rect.rows; ++r)
+        for (std::int64_t e = 0; e < rect.width; ++e)
+          covered.insert(rect.first + r * rect.pitch + e);
+      copied += rect.width * rect.rows;
+    }
+    const std::multiset<std::int64_t> elements = touched(section, begin, end);
+    ASSERT_EQ(covered,
+              std::set<std::int64_t>(elements.begin(), elements.end()));
+    // Where no two iterations share an element (what a written section
+    // must satisfy), nothing is copied twice.
+    if (std::set<std::int64_t>(elements.begin(), elements.end()).size() ==
+        elements.size())
+      EXPECT_EQ(copied, std::ssize(elements));
+  }
+}
+
+TEST(SectionRectsTest, ClippedToTheArray) {
+  // Rows 10 apart of 4 elements from element -2, cut to [0, 25).
+  const std::vector<fpm::SectionRect> rects{{-2, 4, 3, 10}};
+  EXPECT_EQ(fpm::clipRects(rects, 0, 25),
+            (std::vector<fpm::SectionRect>{
+                {0, 2, 1, 0}, {8, 4, 1, 0}, {18, 4, 1, 0}}));
+  EXPECT_EQ(fpm::clipRects(rects, -2, 30), rects);
+  EXPECT_TRUE(fpm::clipRects(rects, 40, 50).empty());
 }
 
 } // namespace
