@@ -433,6 +433,18 @@ void ClauseSema::readBound(const ClauseExpr &E, const Expr &X,
     Shape.IsArray = isa_and_nonnull<ConstantArrayType, VariableArrayType>(Type);
     Shape.RowsArePointers =
         Section.Dims > 1 && !Row.isNull() && Row->isPointerType();
+    // The later dimensions' extents, where the type says.
+    Shape.Inner.assign(Section.Dims - 1, DimShape());
+    QualType Elem = Row;
+    for (DimShape &D : Shape.Inner) {
+      const ArrayType *Of = Elem.isNull() ? nullptr : Ctx.getAsArrayType(Elem);
+      if (!Of)
+        break;
+      if (const auto *Constant = dyn_cast<ConstantArrayType>(Of);
+          Constant && Constant->getSize().getActiveBits() < 63)
+        D.Extent = Constant->getSize().getZExtValue();
+      Elem = Of->getElementType();
+    }
   }
   if (!Reader.At)
     return;
@@ -452,6 +464,74 @@ void ClauseSema::readBound(const ClauseExpr &E, const Expr &X,
          "element the loop may touch instead, as in %3")
       << E.What << Var.getName() << Reader.Why << Whole;
 }
+
+void ClauseSema::readInnerBound(const ClauseExpr &E, const Expr &X,
+                                const VarDecl &Var, SectionShape &Shape) {
+  if (E.Dim == 0 || E.Dim > Shape.Inner.size())
+    return;
+  DimShape &D = Shape.Inner[E.Dim - 1];
+  ASTContext &Ctx = S.getASTContext();
+  bool Dependent = X.isInstantiationDependent();
+  AffineReader Reader(Ctx, &Var, Dependent);
+  unsigned Degree = Dependent ? 0 : Reader.degree(&X);
+  std::optional<IntPoly> Poly =
+      intPolyFromExpr(&X, Ctx, [](const VarDecl *VD) -> std::optional<IntPoly> {
+        return IntPoly::variable(VD);
+      });
+  bool Uses = Degree > 0 && (!Poly || Poly->uses(&Var));
+  (E.IsLength ? D.Length : D.Lower) = Poly;
+  (E.IsLength ? D.LengthVaries : D.LowerMoves) = Uses;
+  D.Affine &= !Dependent && !Reader.At;
+}
+
+namespace {
+
+/// The runs of Shape (RunLayout), when every later dimension's bounds are
+/// affine with lengths that do not vary and the dimensions before the run
+/// make rows a pitch apart.
+std::optional<RunLayout> runLayout(const SectionShape &Shape) {
+  auto Constant = [](const std::optional<IntPoly> &P) {
+    return P ? P->getConstant() : std::nullopt;
+  };
+  for (const DimShape &D : Shape.Inner)
+    if (!D.Affine || D.LengthVaries || !D.Lower || !D.Length)
+      return std::nullopt;
+  if (Shape.LengthVaries || !Shape.Length)
+    return std::nullopt;
+  // Dimension d (d >= 1) is whole: [0:extent].
+  auto Whole = [&](unsigned D) {
+    const DimShape &X = Shape.Inner[D - 1];
+    return X.Extent && Constant(X.Lower) == 0 && Constant(X.Length) == X.Extent;
+  };
+  auto One = [&](unsigned D) {
+    return Constant(D ? Shape.Inner[D - 1].Length : Shape.Length) == 1;
+  };
+  const unsigned N = Shape.Inner.size() + 1;
+  unsigned Run = N - 1;
+  while (Run > 0 && Whole(Run))
+    --Run;
+  if (Run == 0)
+    return std::nullopt;
+  // Whole dimensions [Block, Run) before the run.
+  unsigned Block = Run;
+  while (Block > 1 && Whole(Block - 1))
+    --Block;
+  RunLayout Layout;
+  Layout.RunDim = Run;
+  unsigned Ones = Block - 1; // dimensions [0, Ones) must have length 1
+  if (One(Block - 1)) {
+    if (Block < Run)
+      Layout.RowDim = Block;
+  } else {
+    Layout.RowDim = Block - 1;
+  }
+  for (unsigned D = 0; D < Ones; ++D)
+    if (!One(D))
+      return std::nullopt;
+  return Layout;
+}
+
+} // namespace
 
 bool ClauseSema::check(const PartitionPragma &Pragma, const ForStmt &For,
                        SectionShapes &Shapes) {
@@ -630,6 +710,8 @@ bool ClauseSema::check(const PartitionPragma &Pragma, const ForStmt &For,
           Shape.Known = X && Var && (!E.IsLength || Shape.Known);
           if (X && Var)
             readBound(E, *X, *Var, SectionOf(E), Shape);
+        } else if (E.K == ClauseExpr::Kind::Bound && X && Var) {
+          readInnerBound(E, *X, *Var, ShapeOf(E));
         }
         // A constant grain: what the runtime takes, at least 1 and an
         // int64_t.
@@ -658,6 +740,11 @@ bool ClauseSema::check(const PartitionPragma &Pragma, const ForStmt &For,
     // zero, reachable or not) come now.
     S.PopFunctionScopeInfo();
   }
+  // Sections whose first dimension stays while a later one moves reach
+  // the runtime as runs of their elements, where they have that shape.
+  for (SectionShape &Shape : Shapes)
+    if (Shape.Known && !Shape.LowerMoves && Shape.innerMoves())
+      Shape.Runs = runLayout(Shape);
   return Ok;
 }
 

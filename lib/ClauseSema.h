@@ -84,8 +84,32 @@ class VarDecl;
 
 namespace fpm {
 
+/// A dimension past the first of a section, as ClauseSema read it against
+/// the loop variable.
+struct DimShape {
+  std::optional<IntPoly> Lower, Length;
+  bool LowerMoves = false, LengthVaries = false;
+  /// Both bounds are affine in the loop variable.
+  bool Affine = true;
+  /// The array's extent in this dimension, where its type says.
+  std::optional<int64_t> Extent;
+};
+
+/// How the runtime gets a section of several dimensions whose first does
+/// not move and a later one does (a column `A[0:m][j:1]`, a plane
+/// `u[0:5][i:1][0:J][0:K]`): in the array's scalar elements, an iteration
+/// touching `rows` runs a pitch apart (fpm_arg). Dimensions past RunDim
+/// are whole: a run is RunDim's length times their elements. Rows are
+/// RowDim's length times the whole dimensions between it and RunDim
+/// (dimensions before RowDim have length 1); without RowDim, one row. The
+/// pitch is the elements of one index of dimension RunDim - 1.
+struct RunLayout {
+  unsigned RunDim = 0;
+  std::optional<unsigned> RowDim;
+};
+
 /// A section's first dimension, `[Lower:Length]`, as ClauseSema read it
-/// against the loop variable.
+/// against the loop variable, and the later ones.
 struct SectionShape {
   /// Whether it was read: not where a bound is dependent (in a template).
   bool Known = false;
@@ -102,6 +126,15 @@ struct SectionShape {
   /// sees whole elements of the first dimension, would copy, save or send
   /// the pointers, not the rows they point to.
   bool RowsArePointers = false;
+  /// Dimensions 2, 3, ... of the section.
+  llvm::SmallVector<DimShape, 2> Inner;
+  /// Where the first dimension does not move and a later one does, the
+  /// runs the runtime gets when they have that shape.
+  std::optional<RunLayout> Runs;
+  /// A later dimension's lower bound moves with the loop variable.
+  bool innerMoves() const {
+    return llvm::any_of(Inner, [](const DimShape &D) { return D.LowerMoves; });
+  }
 };
 
 /// The shapes of a pragma's sections, in the order of the loop's fpm_args:
@@ -132,6 +165,9 @@ private:
   void readBound(const ClauseExpr &E, const clang::Expr &X,
                  const clang::VarDecl &Var, const DataSection &Section,
                  SectionShape &Shape);
+  /// Reads X, bound E of a later dimension of a section, into Shape.Inner.
+  void readInnerBound(const ClauseExpr &E, const clang::Expr &X,
+                      const clang::VarDecl &Var, SectionShape &Shape);
 
   clang::Sema &S;
   std::unique_ptr<clang::Parser> P;

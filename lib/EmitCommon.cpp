@@ -146,6 +146,54 @@ llvm::SmallVector<DataArg, 4> dataArgs(const PartitionPragma &P) {
   return Args;
 }
 
+/// `A[0]...[0]`, D subscripts: a row of dimension D - 1 of array A.
+std::string subscripted(const std::string &Array, unsigned D) {
+  std::string Text = Array;
+  for (unsigned I = 0; I < D; ++I)
+    Text += "[0]";
+  return Text;
+}
+
+/// The elements of array A, of Dims dimensions, that one index of
+/// dimension D holds, as a C expression.
+std::string elementsOf(const std::string &Array, unsigned D, unsigned Dims,
+                       const std::string &I64) {
+  if (D + 1 == Dims)
+    return "1";
+  return "(" + I64 + ")(sizeof(" + subscripted(Array, D + 1) + ") / sizeof(" +
+         subscripted(Array, Dims) + "))";
+}
+
+/// A section described by runs (SectionShape::Runs), sampled: its first
+/// run's element, the run's elements, the rows and their pitch.
+void emitRuns(llvm::raw_ostream &OS, const DataSection &Section,
+              const RunLayout &Runs, const std::string &E,
+              const std::string &I64) {
+  const std::string &A = Section.Array;
+  const unsigned Dims = Section.Dims;
+  // `(int64_t)(Bound)`, times the elements of one index of dimension D.
+  auto Times = [&](const std::string &Bound, unsigned D) {
+    std::string Text = "(" + I64 + ")(" + Bound + ")";
+    return D + 1 == Dims ? Text : Text + " * " + elementsOf(A, D, Dims, I64);
+  };
+  std::string Lower;
+  for (unsigned D = 0; D < Dims; ++D)
+    Lower += (D ? " + " : "") + Times(Section.DimBounds[D].Lower, D);
+  OS << "      " << E << ".lower[fpm_s] = " << Lower << ";\n";
+  OS << "      " << E << ".length[fpm_s] = "
+     << Times(Section.DimBounds[Runs.RunDim].Length, Runs.RunDim) << ";\n";
+  if (!Runs.RowDim)
+    return;
+  // RowDim's length times the whole dimensions up to the run's.
+  OS << "      " << E << ".rows = (" << I64 << ")("
+     << Section.DimBounds[*Runs.RowDim].Length << ")";
+  if (*Runs.RowDim + 1 < Runs.RunDim)
+    OS << " * (" << I64 << ")(sizeof(" << subscripted(A, *Runs.RowDim + 1)
+       << ") / sizeof(" << subscripted(A, Runs.RunDim) << "))";
+  OS << "; " << E << ".pitch = " << elementsOf(A, Runs.RunDim - 1, Dims, I64)
+     << ";\n";
+}
+
 /// The data part of the loop's block (lib/README.md, "The data clauses in
 /// fpm_loop.data"): fills fpm_sections<S> (zeroed) with each section's
 /// array, kind, element size, clause and, for an array (Shapes), its
@@ -167,16 +215,26 @@ void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
   for (size_t I = 0; I < Args.size(); ++I) {
     const DataSection &Section = *Args[I].Section;
     std::string E = Sections + "[" + std::to_string(I) + "]";
+    // A section as runs counts the array's scalar elements, any other
+    // whole elements of its first dimension.
+    const bool ByRuns = Shapes.size() == Args.size() && Shapes[I].Runs;
+    std::string Element = subscripted(Section.Array, ByRuns ? Section.Dims : 1);
     OS << T.lineDirective(Section.Loc);
     OS << "  " << E << ".kind = " << Args[I].Kind << "; " << E
        << ".base = (void *)" << Section.Array << "; " << E << ".size = sizeof("
-       << Section.Array << "[0]); " << E << ".clause = \""
+       << Element << "); " << E << ".clause = \""
        << escapeString(Args[I].Clause) << "\";";
     // An array's extent: the runtime reads nothing outside it.
     if (Shapes.size() == Args.size() && Shapes[I].IsArray)
       OS << " " << E << ".extent = (" << I64 << ")(sizeof(" << Section.Array
-         << ") / sizeof(" << Section.Array << "[0]));";
-    if (Section.Dims > 1)
+         << ") / sizeof(" << Element << "));";
+    if (ByRuns)
+      OS << " /* as runs of its elements"
+         << (StringRef(Args[I].Clause).starts_with("out(")
+                 ? " (INOUT: they may be written in part)"
+                 : "")
+         << " */";
+    else if (Section.Dims > 1)
       OS << " /* by whole elements of " << Section.Array
          << (StringRef(Args[I].Clause).starts_with("out(")
                  ? " (INOUT: they may be written in part)"
@@ -195,6 +253,10 @@ void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
     const DataSection &Section = *Args[I].Section;
     std::string E = Sections + "[" + std::to_string(I) + "]";
     OS << T.lineDirective(Section.Loc);
+    if (Shapes.size() == Args.size() && Shapes[I].Runs) {
+      emitRuns(OS, Section, *Shapes[I].Runs, E, I64);
+      continue;
+    }
     OS << "      " << E << ".lower[fpm_s] = (" << I64 << ")(" << Section.Lower
        << "); " << E << ".length[fpm_s] = (" << I64 << ")(" << Section.Length
        << ");\n";

@@ -1362,7 +1362,13 @@ GeneratedKernel KernelPrinter::run() {
       Params += ", const long " + Origin;
       K.Params.push_back(
           {KernelParam::Kind::Origin, A.Name, A.Index, "", "", {}});
-      OriginMoves += "  " + kernelName(VD) + " += " + Origin + ";\n";
+      // The origin counts the runtime's elements: whole rows of the first
+      // dimension, unless the section is described by scalars.
+      std::string Rows;
+      if (!A.ScalarUnits)
+        for (const std::string &Extent : Shape.Extents)
+          Rows += " * " + Extent;
+      OriginMoves += "  " + kernelName(VD) + " += " + Origin + Rows + ";\n";
     }
   }
   for (size_t I = 0; I < ExtentParams.size(); ++I) {

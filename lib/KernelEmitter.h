@@ -54,6 +54,10 @@ struct ClauseArray {
   /// Whether its section may reach below its element 0: the kernel then
   /// takes where element 0 is in its buffer (KernelParam::Kind::Origin).
   bool Origin = false;
+  /// Whether the runtime counts its section in scalar elements (a section
+  /// as runs, SectionShape::Runs); otherwise in whole elements of its first
+  /// dimension, which the origin counts too.
+  bool ScalarUnits = false;
 };
 
 /// One parameter of a generated kernel and what the host passes for it.

@@ -177,6 +177,40 @@ bool startsAtZeroOrAbove(const ASTContext &Ctx, const CanonicalLoop &Loop,
   return Shifted && Shifted->hasNoNegativeCoefficient();
 }
 
+/// Why two iterations of a written section described by runs (Shape.Runs)
+/// may share an element, or nothing: exactly one dimension moves, the run's
+/// (dimension RunDim), by at least its length at each iteration; the rows
+/// of the iterations then interleave without meeting while the section
+/// stays in its array (the runtime checks that).
+std::optional<std::string> runsOverlap(const SectionShape &Shape,
+                                       const CanonicalLoop &Loop,
+                                       std::optional<int64_t> Step,
+                                       const std::string &Var) {
+  unsigned Moving = 0;
+  for (const DimShape &D : Shape.Inner)
+    Moving += D.LowerMoves;
+  const DimShape &Run = Shape.Inner[Shape.Runs->RunDim - 1];
+  if (Moving != 1 || !Run.LowerMoves)
+    return "moves in more than one dimension, or not in its last partial "
+           "one: fpm cannot show that two iterations never write the same "
+           "element";
+  std::optional<std::pair<IntPoly, int64_t>> Linear =
+      Run.Lower->splitLinear(Loop.Var);
+  std::optional<int64_t> Length = Run.Length->getConstant();
+  if (!Linear || !Step || !Length)
+    return "moves by an amount fpm cannot read as a constant: it cannot "
+           "show that two iterations never write the same element";
+  int64_t Apart = Linear->second * *Step;
+  Apart = Apart < 0 ? -Apart : Apart;
+  if (Apart < *Length)
+    return "overlaps the next iteration's: its dimension " +
+           std::to_string(Shape.Runs->RunDim + 1) + " starts " +
+           std::to_string(Apart) + " further at each iteration of " + Var +
+           " and has " + std::to_string(*Length) + ", and a device copies a " +
+           "written section back whole";
+  return std::nullopt;
+}
+
 } // namespace
 
 bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
@@ -255,10 +289,31 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
             Length && *Length <= 0)
           return Refuse(Section.Loc, Named + " has no element");
         Array.Origin = !startsAtZeroOrAbove(Ctx, L.Loop, Shape.Lower);
+        Array.ScalarUnits = Shape.Runs.has_value();
+        if (Shape.Runs)
+          for (const DimShape &D : Shape.Inner)
+            Array.Origin |= !startsAtZeroOrAbove(Ctx, L.Loop, D.Lower);
         if (!Array.Written)
           continue;
         // Written sections are copied back whole, each by the PE that ran
         // the iteration: two iterations' must not share an element.
+        if (Shape.Runs) {
+          if (std::optional<std::string> Why =
+                  runsOverlap(Shape, L.Loop, Step, Var))
+            return Refuse(Section.Loc, Named + " " + *Why);
+          continue;
+        }
+        if (Section.Dims > 1 && !Shape.LowerMoves && Shape.innerMoves())
+          return Refuse(
+              Section.Loc,
+              Named +
+                  " moves in a later dimension than its first, in a "
+                  "shape a device cannot copy back: fpm copies rows of "
+                  "runs of elements, so the dimensions after the one "
+                  "that moves must be whole ([0:N], N the array's "
+                  "constant extent there), those before it one index "
+                  "each but for one block, and every bound affine in " +
+                  Var + " with lengths that do not change");
         if (!Shape.LowerMoves)
           return Refuse(
               Section.Loc,
@@ -268,11 +323,9 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
                         "written section back whole, so two PEs would each "
                         "copy back the elements the other wrote"
                   : Named + " takes the same elements of '" + Section.Array +
-                        "' at every iteration (a device copies whole "
-                        "elements of its first dimension, and " +
-                        Var +
-                        " is not in that lower bound): two PEs would each "
-                        "copy back the elements the other wrote");
+                        "' at every iteration (" + Var +
+                        " is in none of its lower bounds): two PEs would "
+                        "each copy back the elements the other wrote");
         std::optional<std::pair<IntPoly, int64_t>> Linear =
             Shape.Lower ? Shape.Lower->splitLinear(L.Loop.Var) : std::nullopt;
         std::optional<int64_t> Length =

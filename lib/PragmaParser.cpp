@@ -409,7 +409,7 @@ bool ClauseParser::parseSections(const Token &Clause, ArrayRef<Token> Args,
       return Fail(LocAt(Pos));
     ++Pos;
     unsigned Dims = 0;
-    std::string Lower, Length;
+    llvm::SmallVector<DataSection::Bounds, 2> DimBounds;
     // Each dimension's bounds, named once the section's text is known.
     llvm::SmallVector<std::pair<ArrayRef<Token>, ArrayRef<Token>>, 2> Bounds;
     while (Pos < Args.size() && Args[Pos].is(tok::l_square)) {
@@ -431,12 +431,10 @@ bool ClauseParser::parseSections(const Token &Clause, ArrayRef<Token> Args,
         return Fail(Colon ? LocAt(Colon) : LocAt(Pos));
       Bounds.push_back({Args.slice(Open + 1, Colon - Open - 1),
                         Args.slice(Colon + 1, Pos - Colon - 1)});
-      if (!Dims) {
-        Lower = unsplice(textBetween(Args[Open + 1].getLocation(),
-                                     Args[Colon].getLocation()));
-        Length = unsplice(textBetween(Args[Colon + 1].getLocation(),
-                                      Args[Pos].getLocation()));
-      }
+      DimBounds.push_back({unsplice(textBetween(Args[Open + 1].getLocation(),
+                                                Args[Colon].getLocation())),
+                           unsplice(textBetween(Args[Colon + 1].getLocation(),
+                                                Args[Pos].getLocation()))});
       ++Pos;
       ++Dims;
     }
@@ -445,9 +443,10 @@ bool ClauseParser::parseSections(const Token &Clause, ArrayRef<Token> Args,
     DataSection Section;
     Section.Array = identifierOf(Args[Begin]).str();
     Section.Text = unsplice(textBetween(Args[Begin].getLocation(), LocAt(Pos)));
-    Section.Lower = std::move(Lower);
-    Section.Length = std::move(Length);
+    Section.Lower = DimBounds[0].Lower;
+    Section.Length = DimBounds[0].Length;
     Section.Dims = Dims;
+    Section.DimBounds = std::move(DimBounds);
     Section.ArrayIsMacro = PP.isMacroDefined(Section.Array);
     Section.Loc = Args[Begin].getLocation();
     for (size_t D = 0; D < Bounds.size(); ++D) {

@@ -50,6 +50,11 @@ struct DataSection {
   /// The lower bound and the length of the first dimension.
   std::string Lower, Length;
   unsigned Dims = 1;
+  /// Every dimension's bounds as written, the first's too.
+  struct Bounds {
+    std::string Lower, Length;
+  };
+  llvm::SmallVector<Bounds, 2> DimBounds;
   /// The array's name is a macro: it names no variable the checks can find.
   bool ArrayIsMacro = false;
   /// The identifiers of the section (not after `.` or `->`), the array's
