@@ -1349,12 +1349,24 @@ GeneratedKernel KernelPrinter::run() {
     if (It == ArraysUsed.end())
       continue;
     const VarDecl *VD = *It;
-    bool Writes = A.Written;
+    // An array named in several sections: the runtime gives each section's
+    // argument the first one's buffer, and the body indexes that one; the
+    // others' parameters only take their sections to the runtime.
+    auto Sections = llvm::make_filter_range(
+        Request.Arrays, [&](const ClauseArray &B) { return B.Name == A.Name; });
+    bool First = &*Sections.begin() == &A;
+    bool Writes =
+        llvm::any_of(Sections, [](const ClauseArray &B) { return B.Written; });
     ArrayShape Shape = shapeOf(VD, VD->getLocation());
-    Params += std::string(", __global ") + (Writes ? "" : "const ") +
-              type(Shape.Element.getUnqualifiedType(), VD->getLocation()) +
-              " *" + kernelName(VD);
+    Params +=
+        std::string(", __global ") + (Writes && First ? "" : "const ") +
+        type(Shape.Element.getUnqualifiedType(), VD->getLocation()) + " *" +
+        (First
+             ? kernelName(VD)
+             : "fpm_section" + std::to_string(A.Index) + "_" + kernelName(VD));
     K.Params.push_back({KernelParam::Kind::Array, A.Name, A.Index, "", "", {}});
+    if (!First)
+      continue;
     if (A.Origin) {
       // Its buffer starts at the section's lowest element: element 0 is
       // fpm_origin_<name> elements further.

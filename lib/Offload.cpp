@@ -177,6 +177,14 @@ bool startsAtZeroOrAbove(const ASTContext &Ctx, const CanonicalLoop &Loop,
   return Shifted && Shifted->hasNoNegativeCoefficient();
 }
 
+/// Section `Index` of P's in, out and inout clauses, in that order.
+const DataSection &sectionAt(const PartitionPragma &P, unsigned Index) {
+  if (Index < P.In.size())
+    return P.In[Index];
+  Index -= P.In.size();
+  return Index < P.Out.size() ? P.Out[Index] : P.InOut[Index - P.Out.size()];
+}
+
 /// Why two iterations of a written section described by runs (Shape.Runs)
 /// may share an element, or nothing: exactly one dimension moves, the run's
 /// (dimension RunDim), by at least its length at each iteration; the rows
@@ -244,13 +252,6 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
       if (Section.ArrayIsMacro)
         return Refuse(Section.Loc,
                       "'" + Section.Array + "' in a data clause is a macro");
-      if (llvm::any_of(Arrays, [&](const ClauseArray &A) {
-            return A.Name == Section.Array;
-          }))
-        return Refuse(Section.Loc,
-                      "'" + Section.Array +
-                          "' is named in more than one section; a device "
-                          "needs one section per array");
       Arrays.push_back({Section.Array, Index++, Written});
     }
 
@@ -349,6 +350,23 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
     for (ClauseArray &Array : Arrays)
       Array.Origin = true;
   }
+
+  // An array named in several sections gets one device buffer, which
+  // starts at its element 0 (the runtime shares it between arguments of the
+  // same data): none of them may reach below it.
+  for (const ClauseArray &A : Arrays)
+    if (A.Origin && llvm::count_if(Arrays, [&](const ClauseArray &B) {
+                      return B.Name == A.Name;
+                    }) > 1) {
+      const DataSection &Section = sectionAt(P, A.Index);
+      return Refuse(Section.Loc,
+                    "'" + A.Name +
+                        "' is named in several sections, and its section '" +
+                        Section.Text +
+                        "' may reach below its element 0: a device gives "
+                        "the sections of one array one buffer, from its "
+                        "element 0");
+    }
 
   for (const ReductionVar &R : L.Vars.Reductions)
     if (R.ScalarType == "FPM_TYPE_LONG_DOUBLE")

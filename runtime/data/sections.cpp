@@ -273,6 +273,35 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
     }
     spec.args.push_back(arg);
   }
+  // Sections of one array: one buffer, the first argument's. Their
+  // buffers must start at the same element for that: not where one reaches
+  // below the array's element 0 and the other does not.
+  auto elementZero = [](const KernelArg &arg) {
+    return static_cast<const std::byte *>(arg.data) +
+           arg.origin * static_cast<std::int64_t>(arg.size);
+  };
+  for (std::size_t a = 0; a < spec.args.size(); ++a) {
+    KernelArg &arg = spec.args[a];
+    arg.buffer = a;
+    for (std::size_t b = 0; arg.isArray() && b < a; ++b) {
+      // The same array may be counted in rows by one section and in
+      // scalars by another: their bytes are the array's either way.
+      const KernelArg &other = spec.args[b];
+      if (!other.isArray())
+        continue;
+      if (other.data == arg.data) {
+        arg.buffer = b;
+        break;
+      }
+      if (elementZero(other) == elementZero(arg))
+        throw std::invalid_argument(
+            where(static_cast<int>(a)) +
+            "a section of the same array as argument " + std::to_string(b) +
+            " whose buffer would start at another element (one reaches "
+            "below the array's element 0): a device gives the sections of "
+            "one array one buffer");
+    }
+  }
   // Origins: each names an array, and an array whose element 0 is not its
   // buffer's first needs one (a kernel without one would index it from the
   // buffer's start: every element off by the origin).

@@ -105,6 +105,10 @@ struct KernelArg {
   /// The elements the array has from its element 0, 0 when unknown
   /// (fpm_arg::extent).
   std::int64_t extent = 0;
+  /// The array argument whose device buffer this one uses: itself, or the
+  /// first argument of the same array (the same data: an array named in
+  /// several sections, `in(A[0:n]) inout(A[i:1])`).
+  std::size_t buffer = 0;
 
   bool isArray() const {
     return kind == Kind::In || kind == Kind::Out || kind == Kind::InOut;
@@ -140,12 +144,14 @@ struct KernelSpec {
 };
 
 /// Checks `kernel` for a loop of `tripCount` iterations and reads its
-/// source file. Throws std::invalid_argument naming the argument (by its
-/// clause, when it has one) and the problem: a section outside its array, a
-/// written section that does not move with the iteration or overlaps the
-/// next one's (with more than one iteration), an array whose element 0 is
-/// not its buffer's first and that no origin argument names, an unreadable
-/// file.
+/// source file. Array arguments of the same data share one device buffer
+/// (KernelArg::buffer); sections of one array whose buffers would start at
+/// different elements are refused. Throws std::invalid_argument naming
+/// the argument (by its clause, when it has one) and the problem: a section
+/// outside its array, a written section that does not move with the iteration
+/// or overlaps the next one's (with more than one iteration), an array whose
+/// element 0 is not its buffer's first and that no origin argument names, an
+/// unreadable file.
 KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount);
 
 /// Elements [first, last) of `arg`'s array that the sections of iterations

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <ranges>
 
 namespace fpm {
 namespace {
@@ -108,11 +109,36 @@ void unstage(const KernelArg &arg, Range range, const std::byte *staging) {
   }
 }
 
-/// How an array argument's device buffer is created.
-cl_mem_flags flags(const KernelArg &arg) {
-  return arg.kind == KernelArg::Kind::In    ? CL_MEM_READ_ONLY
-         : arg.kind == KernelArg::Kind::Out ? CL_MEM_WRITE_ONLY
-                                            : CL_MEM_READ_WRITE;
+/// The arguments that share argument `a`'s buffer (KernelArg::buffer).
+auto sharers(const KernelSpec &spec, std::size_t a) {
+  return spec.args | std::views::filter([&spec, a](const KernelArg &arg) {
+           return arg.isArray() && arg.buffer == spec.args[a].buffer;
+         });
+}
+
+/// The buffer argument `a` owns: what each of its sharers' copies reach,
+/// readable and writable as they need.
+std::pair<cl_mem_flags, std::size_t> bufferOf(const KernelSpec &spec,
+                                              std::size_t a) {
+  bool reads = false, writes = false;
+  std::size_t bytes = 0;
+  for (const KernelArg &arg : sharers(spec, a)) {
+    reads |= arg.reads();
+    writes |= arg.writes();
+    bytes = std::max(bytes, arg.arrayBytes());
+  }
+  return {reads && writes ? CL_MEM_READ_WRITE
+          : writes        ? CL_MEM_WRITE_ONLY
+                          : CL_MEM_READ_ONLY,
+          bytes};
+}
+
+/// Whether another argument writes argument `a`'s buffer: a range's copy
+/// in must then wait until the range before has copied its writes out.
+bool sharesWithAWriter(const KernelSpec &spec, std::size_t a) {
+  return std::ranges::any_of(sharers(spec, a), [&](const KernelArg &arg) {
+    return &arg != &spec.args[a] && arg.writes();
+  });
 }
 
 /// Where a staged download lands before it is copied to the caller. Not
@@ -196,8 +222,10 @@ bool OpenClDriver::run(WorkFeed &feed) {
     std::vector<opencl::MemRef> buffers;
     ~Buffers() {
       for (std::size_t a = buffers.size(); a-- > 0;)
-        device.releaseBuffer(flags(spec.args[a]), spec.args[a].arrayBytes(),
-                             std::move(buffers[a]));
+        if (buffers[a] && spec.args[a].buffer == a) {
+          const auto [flags, bytes] = bufferOf(spec, a);
+          device.releaseBuffer(flags, bytes, std::move(buffers[a]));
+        }
     }
   } owned{device_, kernel_, std::vector<opencl::MemRef>(kernel_.args.size())};
   std::vector<opencl::MemRef> &buffers = owned.buffers;
@@ -251,7 +279,12 @@ bool OpenClDriver::run(WorkFeed &feed) {
       }
       if (arg.kind == KernelArg::Kind::Reduction)
         continue; // a buffer per launch (enqueue)
-      buffers[a] = device_.acquireBuffer(flags(arg), arg.arrayBytes());
+      if (arg.buffer == a) {
+        const auto [flags, bytes] = bufferOf(kernel_, a);
+        buffers[a] = device_.acquireBuffer(flags, bytes);
+      } else {
+        buffers[a] = buffers[arg.buffer];
+      }
       opencl::check(
           clSetKernelArg(kernel.get(), index, sizeof(cl_mem), &buffers[a]),
           "clSetKernelArg");
@@ -290,7 +323,8 @@ bool OpenClDriver::run(WorkFeed &feed) {
         if (chunks == 1)
           uploadShared();
         enqueue(kernel.get(), groupSize, buffers, sharedUploads,
-                inflight.back());
+                inflight.back(),
+                inflight.size() > 1 ? &inflight[inflight.size() - 2] : nullptr);
       }
       if (inflight.empty())
         break;
@@ -333,13 +367,26 @@ bool OpenClDriver::run(WorkFeed &feed) {
 void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
                            const std::vector<opencl::MemRef> &buffers,
                            const std::vector<opencl::EventRef> &sharedUploads,
-                           Inflight &chunk) {
+                           Inflight &chunk, const Inflight *previous) {
   const Range range = chunk.range;
+  // A section read from a buffer that another section writes waits until
+  // the range before has copied its writes out: the copy in must not
+  // overwrite them on the device first.
+  std::vector<cl_event> written;
+  if (previous) {
+    for (const opencl::EventRef &event : previous->downloads)
+      written.push_back(event.get());
+    if (previous->kernel)
+      written.push_back(previous->kernel.get());
+  }
   for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
     const KernelArg &arg = kernel_.args[a];
     if (arg.isArray() && arg.reads() && !arg.shared())
       copySection(device_.uploadQueue(), buffers[a].get(), arg, range, true,
-                  nullptr, {}, chunk.uploadBytes, chunk.uploads);
+                  nullptr,
+                  sharesWithAWriter(kernel_, a) ? std::span(written)
+                                                : std::span<cl_event>(),
+                  chunk.uploadBytes, chunk.uploads);
   }
   std::vector<cl_event> before;
   for (const opencl::EventRef &event : chunk.uploads)

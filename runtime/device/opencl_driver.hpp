@@ -87,7 +87,7 @@ private:
   void enqueue(cl_kernel kernel, std::size_t groupSize,
                const std::vector<opencl::MemRef> &buffers,
                const std::vector<opencl::EventRef> &sharedUploads,
-               Inflight &chunk);
+               Inflight &chunk, const Inflight *previous);
   void finish(Inflight &chunk, WorkFeed &feed);
   void recover(std::deque<Inflight> &inflight, WorkFeed &feed,
                const char *what);

@@ -628,6 +628,24 @@ TEST(KernelFitsTest, WrittenRowsOfDifferentIterationsMustNotMeet) {
   testing::internal::GetCapturedStderr();
 }
 
+TEST(KernelFitsTest, SectionsOfOneArrayMustShareTheirBuffersStart) {
+  // in(a[0:16]) inout(a[i:1]): one buffer from a[0].
+  int a[18];
+  const OneArrayKernel same(array(FPM_ARG_IN, a, 16, 0, 0, 16),
+                            {array(FPM_ARG_INOUT, a, 16, 0, 1, 1)});
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &same.kernel, 16), 1) << fpm_last_error();
+  // in(p[i-1:3]) out(p[i:1]) with p = a + 1: the first buffer starts at
+  // a[0], the second at a[1].
+  const OneArrayKernel apart(
+      array(FPM_ARG_IN, a, 18, 0, 1, 3, 1),
+      {fpm_origin_arg(0), array(FPM_ARG_OUT, a + 1, 16, 0, 1, 1)});
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &apart.kernel, 16), 0);
+  testing::internal::GetCapturedStderr();
+  EXPECT_NE(std::string(fpm_last_error()).find("one buffer"), std::string::npos)
+      << fpm_last_error();
+}
+
 /// The elements of `section`'s iterations [begin, end), one by one.
 std::multiset<std::int64_t> touched(const fpm::ArgSection &section,
                                     std::int64_t begin, std::int64_t end) {
