@@ -202,20 +202,35 @@ std::optional<std::string> runsOverlap(const SectionShape &Shape,
     return "moves in more than one dimension, or not in its last partial "
            "one: fpm cannot show that two iterations never write the same "
            "element";
-  std::optional<std::pair<IntPoly, int64_t>> Linear =
-      Run.Lower->splitLinear(Loop.Var);
+  // How far the run moves per iteration: its lower bound at v + 1 less at v
+  // (affine), times the step; it must be at least its length. Where the
+  // difference has no negative coefficient (sizes are >= 0) that holds;
+  // where it is a negative constant it does not; otherwise the runtime
+  // checks the values.
+  std::optional<IntPoly> At1 =
+      Run.Lower->substitute(Loop.Var, *IntPoly::constant(1));
+  std::optional<IntPoly> At0 =
+      Run.Lower->substitute(Loop.Var, *IntPoly::constant(0));
+  std::optional<IntPoly> Move = At1 && At0 ? At1->minus(*At0) : std::nullopt;
+  if (!Move || !Step)
+    return std::nullopt;
+  std::optional<IntPoly> Apart = Move->times(*IntPoly::constant(*Step));
+  for (int64_t Sign : {1, -1}) {
+    std::optional<IntPoly> Signed =
+        Apart ? Apart->times(*IntPoly::constant(Sign)) : std::nullopt;
+    std::optional<IntPoly> Gap =
+        Signed ? Signed->minus(*Run.Length) : std::nullopt;
+    if (Gap && Gap->hasNoNegativeCoefficient())
+      return std::nullopt;
+  }
+  std::optional<int64_t> By = Apart ? Apart->getConstant() : std::nullopt;
   std::optional<int64_t> Length = Run.Length->getConstant();
-  if (!Linear || !Step || !Length)
-    return "moves by an amount fpm cannot read as a constant: it cannot "
-           "show that two iterations never write the same element";
-  int64_t Apart = Linear->second * *Step;
-  Apart = Apart < 0 ? -Apart : Apart;
-  if (Apart < *Length)
+  if (By && Length && (*By < 0 ? -*By : *By) < *Length)
     return "overlaps the next iteration's: its dimension " +
            std::to_string(Shape.Runs->RunDim + 1) + " starts " +
-           std::to_string(Apart) + " further at each iteration of " + Var +
-           " and has " + std::to_string(*Length) + ", and a device copies a " +
-           "written section back whole";
+           std::to_string(*By < 0 ? -*By : *By) + " further at each " +
+           "iteration of " + Var + " and has " + std::to_string(*Length) +
+           ", and a device copies a written section back whole";
   return std::nullopt;
 }
 
