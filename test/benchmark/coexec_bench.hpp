@@ -635,7 +635,9 @@ struct WorkloadOptions {
   int matmulSize = 1280;
   int stencilRows = 8192;
   int stencilColumns = 4096;
-  std::string only; ///< "matmul" or "stencil"; empty: both
+  /// "matmul" or "stencil" (fpm-bench-offload: "columns" or "blocks"
+  /// too); empty: every one.
+  std::string only;
 };
 
 /// Reads the workload option at argv[i] (`--quick`, `--only W`, `--matmul
@@ -651,7 +653,9 @@ inline bool parseWorkloadOption(int argc, char **argv, int &i,
     options.stencilColumns = 256;
   } else if (arg == "--only" && hasValue &&
              (std::string_view(argv[i + 1]) == "matmul" ||
-              std::string_view(argv[i + 1]) == "stencil")) {
+              std::string_view(argv[i + 1]) == "stencil" ||
+              std::string_view(argv[i + 1]) == "columns" ||
+              std::string_view(argv[i + 1]) == "blocks")) {
     options.only = argv[++i];
   } else if (arg == "--matmul" && hasValue) {
     options.matmulSize = std::max(64, std::atoi(argv[++i]));

@@ -61,7 +61,7 @@
 // min(T_cpu, T_ocl) / T (a speedup); T / the best static split.
 //
 //   fpm-bench-offload [--quick] [--rounds N] [--matmul N] [--stencil M N]
-//                     [--only matmul|stencil]
+//                     [--only matmul|stencil|columns|blocks]
 //
 // --quick (small sizes, 2 rounds) is the CTest test bench-offload-quick: it
 // checks results, never times. Exit status 77 when there is no CPU OpenCL
@@ -71,6 +71,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "coexec_bench.hpp"
+#include "offload_columns.h"
 #include "offload_loops.hpp"
 
 #include <omp.h>
@@ -138,6 +139,171 @@ void Generated<Stencil>::run(Copy copy, std::int64_t begin, std::int64_t end) {
   // Iteration k writes row k + 1.
   loop(in_.data(), out_.data(), n_, dt_, inverseK2_, begin + 1, end + 1);
 }
+
+//===----------------------------------------------------------------------===//
+// Loops over columns: sections that move in a later dimension
+//===----------------------------------------------------------------------===//
+
+const char *const SweepSource = R"CL(
+__kernel void column_sweep(__global float *x, int m, int n) {
+  const int j = (int)get_global_id(0);
+  float acc = x[j];
+  for (int r = 1; r < m; ++r) {
+    const size_t e = (size_t)r * n + j;
+    acc = acc * 0.5f + x[e];
+    x[e] = acc;
+  }
+}
+)CL";
+
+const char *const BlocksSource = R"CL(
+__kernel void center_blocks(__global float *c, int m, int n, int b) {
+  const int k = (int)get_global_id(0);
+  for (int r = 0; r < m; ++r) {
+    __global float *row = c + (size_t)r * n + (size_t)k * b;
+    float sum = 0.0f;
+    for (int t = 0; t < b; ++t)
+      sum += row[t];
+    const float mean = sum / (float)b;
+    for (int t = 0; t < b; ++t)
+      row[t] -= mean;
+  }
+}
+)CL";
+
+/// An m x n matrix updated in place by a loop over its columns (or blocks
+/// of them), each iteration's section a column `x[0:m][j:1]` (or
+/// `c[0:m][k*b:b]`): rows of runs, a pitch of n apart.
+class ColumnWorkload : public Workload {
+public:
+  ColumnWorkload(int rowCount, int columns, int block)
+      : m_(rowCount), n_(columns), b_(block), initial_(elements()),
+        x_(elements()), reference_(elements()) {
+    Random random;
+    for (float &v : initial_)
+      v = random.next() - 0.5f;
+  }
+  void poison() override { x_ = initial_; } // in place: from the start
+  std::string check() const override {
+    for (std::size_t e = 0; e < x_.size(); ++e)
+      if (x_[e] != reference_[e]) // exact; NaN differs from everything
+        return "x[" + std::to_string(e / static_cast<std::size_t>(n_)) + "][" +
+               std::to_string(e % static_cast<std::size_t>(n_)) +
+               "] = " + std::to_string(x_[e]) + ", expected " +
+               std::to_string(reference_[e]);
+    return "";
+  }
+
+protected:
+  std::size_t elements() const {
+    return static_cast<std::size_t>(m_) * static_cast<std::size_t>(n_);
+  }
+  /// The section of one iteration: `width` columns, `width` apart.
+  fpm_arg section(int width) {
+    fpm_arg arg = array(FPM_ARG_INOUT, x_.data(),
+                        static_cast<std::int64_t>(elements()), 0, width, width);
+    arg.rows = m_;
+    arg.pitch = n_;
+    return arg;
+  }
+  void sweep(float *x, std::int64_t begin, std::int64_t end) const {
+    const auto n = static_cast<std::size_t>(n_);
+    for (auto j = static_cast<std::size_t>(begin);
+         j < static_cast<std::size_t>(end); ++j) {
+      float acc = x[j];
+      for (std::size_t r = 1; r < static_cast<std::size_t>(m_); ++r) {
+        acc = acc * 0.5f + x[r * n + j];
+        x[r * n + j] = acc;
+      }
+    }
+  }
+  void center(float *c, std::int64_t begin, std::int64_t end) const {
+    const auto n = static_cast<std::size_t>(n_);
+    const auto b = static_cast<std::size_t>(b_);
+    for (auto k = static_cast<std::size_t>(begin);
+         k < static_cast<std::size_t>(end); ++k)
+      for (std::size_t r = 0; r < static_cast<std::size_t>(m_); ++r) {
+        float *row = c + r * n + k * b;
+        float sum = 0.0f;
+        for (std::size_t t = 0; t < b; ++t)
+          sum += row[t];
+        const float mean = sum / static_cast<float>(b_);
+        for (std::size_t t = 0; t < b; ++t)
+          row[t] -= mean;
+      }
+  }
+
+  int m_, n_, b_;
+  std::vector<float> initial_, x_, reference_;
+};
+
+/// A sweep down each column, acc = acc * 0.5 + x[r][j] (the shape of an
+/// ADI or Deriche column pass).
+class ColumnSweep final : public ColumnWorkload, public Pragma {
+public:
+  ColumnSweep(int rowCount, int columns)
+      : ColumnWorkload(rowCount, columns, 1) {
+    name = "columns";
+    title = "column sweep: x[r][j] from x[r-1][j], " + std::to_string(m_) +
+            " x " + std::to_string(n_) + " floats in place (" +
+            std::to_string(n_) + " iterations, a column each)";
+    rows = n_;
+    source = SweepSource;
+    kernelName = "column_sweep";
+    reference_ = initial_;
+    sweep(reference_.data(), 0, n_);
+    args = {section(1), scalar(m_), scalar(n_)};
+  }
+  void runRows(std::int64_t begin, std::int64_t end) override {
+    sweep(x_.data(), begin, end);
+  }
+  void run(Copy copy, std::int64_t begin, std::int64_t end) override {
+    fpm_bench_sweep(static_cast<int>(copy), m_, n_, x_.data(), begin, end);
+  }
+  std::string runOpenClPart(const std::string &, std::int64_t split) override {
+    run(Copy::Gpu, 0, split);
+    return "";
+  }
+  std::string runCpuPart(const std::string &, std::int64_t split) override {
+    run(Copy::Cpu, split, rows);
+    return "";
+  }
+};
+
+/// Blocks of b columns, each row of a block centred on its mean (a blocked
+/// update over column tiles).
+class ColumnBlocks final : public ColumnWorkload, public Pragma {
+public:
+  ColumnBlocks(int rowCount, int columns, int block)
+      : ColumnWorkload(rowCount, columns, block) {
+    name = "blocks";
+    title = "column blocks: rows of each " + std::to_string(b_) +
+            "-column block centred, " + std::to_string(m_) + " x " +
+            std::to_string(n_) + " floats in place (" +
+            std::to_string(n_ / b_) + " iterations, a block each)";
+    rows = n_ / b_;
+    source = BlocksSource;
+    kernelName = "center_blocks";
+    options = "-cl-fp32-correctly-rounded-divide-sqrt";
+    reference_ = initial_;
+    center(reference_.data(), 0, rows);
+    args = {section(b_), scalar(m_), scalar(n_), scalar(b_)};
+  }
+  void runRows(std::int64_t begin, std::int64_t end) override {
+    center(x_.data(), begin, end);
+  }
+  void run(Copy copy, std::int64_t begin, std::int64_t end) override {
+    fpm_bench_blocks(static_cast<int>(copy), m_, n_, b_, x_.data(), begin, end);
+  }
+  std::string runOpenClPart(const std::string &, std::int64_t split) override {
+    run(Copy::Gpu, 0, split);
+    return "";
+  }
+  std::string runCpuPart(const std::string &, std::int64_t split) override {
+    run(Copy::Cpu, split, rows);
+    return "";
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // One workload's table
@@ -385,9 +551,9 @@ int main(int argc, char **argv) {
     } else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
       options.rounds = std::max(1, std::atoi(argv[++i]));
     } else {
-      std::fprintf(stderr,
-                   "usage: fpm-bench-offload [--quick] [--rounds N] "
-                   "[--matmul N] [--stencil M N] [--only matmul|stencil]\n");
+      std::fprintf(stderr, "usage: fpm-bench-offload [--quick] [--rounds N] "
+                           "[--matmul N] [--stencil M N] "
+                           "[--only matmul|stencil|columns|blocks]\n");
       return 2;
     }
   }
@@ -416,6 +582,15 @@ int main(int argc, char **argv) {
   if (options.only.empty() || options.only == "stencil") {
     Generated<Stencil> stencil(options.stencilRows, options.stencilColumns);
     ok = runWorkload(stencil, stencil, options, summaries) && ok;
+  }
+  if (options.only.empty() || options.only == "columns") {
+    ColumnSweep sweep(options.quick ? 64 : 2048, options.quick ? 256 : 4096);
+    ok = runWorkload(sweep, sweep, options, summaries) && ok;
+  }
+  if (options.only.empty() || options.only == "blocks") {
+    ColumnBlocks blocks(options.quick ? 64 : 2048, options.quick ? 256 : 4096,
+                        options.quick ? 8 : 16);
+    ok = runWorkload(blocks, blocks, options, summaries) && ok;
   }
   printSummary(summaries);
   if (!ok)
