@@ -298,6 +298,9 @@ private:
   void printCall(const CallExpr *Call, raw_ostream &OS);
   std::optional<Space> spaceOf(const Expr *Pointer);
   const ClauseArray *clauseArray(const VarDecl *VD) const;
+  /// T points to arrays of constant extents, of elements that are no
+  /// pointers (a helper's `double a[5][5]`): a flat pointer in the kernel.
+  bool pointsToArrays(QualType T) const;
   std::string scalarName(const VarDecl *VD);
   void checkClauseName(const DeclRefExpr *DRE, const VarDecl *VD);
   bool isReduction(const VarDecl *VD) const {
@@ -358,6 +361,19 @@ bool KernelPrinter::isInsideLoop(const Decl *D) const {
   return !SM.isBeforeInTranslationUnit(Loc, SM.getExpansionLoc(R.getBegin())) &&
          !SM.isBeforeInTranslationUnit(
              SM.getExpansionRange(R.getEnd()).getEnd(), Loc);
+}
+
+bool KernelPrinter::pointsToArrays(QualType T) const {
+  const auto *PT = T->getAs<PointerType>();
+  if (!PT || !Ctx.getAsConstantArrayType(PT->getPointeeType()))
+    return false;
+  QualType Element = PT->getPointeeType();
+  while (const ArrayType *AT = Ctx.getAsArrayType(Element)) {
+    if (!isa<ConstantArrayType>(AT))
+      return false;
+    Element = AT->getElementType();
+  }
+  return !Element->isPointerType();
 }
 
 const ClauseArray *KernelPrinter::clauseArray(const VarDecl *VD) const {
@@ -583,14 +599,23 @@ bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
   }
   const auto *DRE = dyn_cast<DeclRefExpr>(Base->IgnoreParenImpCasts());
   const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
-  if (!VD || VD == Request.Var || !clauseArray(VD) ||
-      llvm::is_contained(Request.Private, VD->getName()))
+  // A helper's parameter that points to arrays (`double a[5][5]`) is a flat
+  // pointer in the kernel, indexed as the clause arrays are.
+  const auto *Param = dyn_cast_or_null<ParmVarDecl>(VD);
+  bool FlatParam = Param && Current.Fn &&
+                   Param->getDeclContext() == Current.Fn &&
+                   pointsToArrays(Param->getType());
+  if (!VD || VD == Request.Var ||
+      (!FlatParam && (!clauseArray(VD) ||
+                      llvm::is_contained(Request.Private, VD->getName()))))
     return false;
-  checkClauseName(DRE, VD);
+  if (!FlatParam)
+    checkClauseName(DRE, VD);
   ArrayShape Shape = shapeOf(VD, DRE->getLocation());
   if (Shape.Extents.empty())
     return false; // A[i] as written
-  ArraysUsed.insert(VD);
+  if (!FlatParam)
+    ArraysUsed.insert(VD);
   if (Indices.size() > Shape.Extents.size() + 1)
     refuse(ASE->getExprLoc(),
            "it subscripts '" + VD->getName() + "' past its element type");
@@ -614,12 +639,12 @@ bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
     OS << kernelName(VD) << "[" << Index << "]";
     return true;
   }
-  // A row: a pointer to its first element, for a helper's parameter.
-  if (Rest > 1)
-    refuse(ASE->getExprLoc(), "it uses a part of '" + VD->getName() +
-                                  "' of several dimensions as a whole");
-  OS << "(" << kernelName(VD) << " + " << Operand(Index) << " * "
-     << Shape.Extents.back() << ")";
+  // A row, or a block of rows (`a[i]` of a `double a[n][5][5]`): a pointer
+  // to its first element, for a helper's parameter.
+  std::string Elements;
+  for (size_t I = Indices.size() - 1; I < Shape.Extents.size(); ++I)
+    Elements += " * " + Shape.Extents[I];
+  OS << "(" << kernelName(VD) << " + " << Operand(Index) << Elements << ")";
   return true;
 }
 
@@ -1161,9 +1186,15 @@ void KernelPrinter::printFunction(const FunctionDecl *FD,
       Space S = Spaces[PointerIndex++];
       Current.Spaces[P] = S;
       QualType Pointee = PT->getPointeeType();
+      // Arrays of constant extents (`double a[5][5]`): their elements, flat.
+      if (pointsToArrays(T))
+        while (const ArrayType *AT = Ctx.getAsArrayType(Pointee))
+          Pointee = AT->getElementType();
       if (Pointee->isPointerType() || Pointee->isArrayType())
         refuse(P->getLocation(),
-               "'" + FD->getName() + "' takes a pointer to pointers or arrays");
+               "'" + FD->getName() +
+                   "' takes a pointer to pointers or to arrays of a "
+                   "variable extent");
       OS << (S == Space::Global ? "__global " : "") << type(Pointee, Loc)
          << " *" << kernelName(P);
       continue;
