@@ -429,6 +429,25 @@ void ClauseSema::readBound(const ClauseExpr &E, const Expr &X,
             : T->isPointerType() ? T->getPointeeType()
                                  : QualType();
     }
+  if (!E.IsLength && Found.isSingleResult() && !Dependent)
+    if (const auto *VD = dyn_cast<ValueDecl>(Found.getFoundDecl())) {
+      // The dimensions the variable's type has: arrays and pointers.
+      unsigned Depth = 0;
+      QualType T = VD->getType().getNonReferenceType();
+      while (!T->isDependentType()) {
+        if (const ArrayType *AT = Ctx.getAsArrayType(T))
+          T = AT->getElementType();
+        else if (const auto *PT = T->getAs<PointerType>())
+          T = PT->getPointeeType();
+        else
+          break;
+        ++Depth;
+      }
+      if (!T->isDependentType() && Depth > 0 && Section.Dims > Depth)
+        report(S.getDiagnostics(), Section.Loc, Level::Error,
+               "the section '%0' has %1 dimensions, but '%2' has %3")
+            << Section.Text << Section.Dims << Section.Array << Depth;
+    }
   if (!E.IsLength) {
     Shape.IsArray = isa_and_nonnull<ConstantArrayType, VariableArrayType>(Type);
     Shape.RowsArePointers =
