@@ -207,17 +207,21 @@ std::optional<std::string> runsOverlap(const SectionShape &Shape,
   // difference has no negative coefficient (sizes are >= 0) that holds;
   // where it is a negative constant it does not; otherwise the runtime
   // checks the values.
-  std::optional<IntPoly> At1 =
-      Run.Lower->substitute(Loop.Var, *IntPoly::constant(1));
-  std::optional<IntPoly> At0 =
-      Run.Lower->substitute(Loop.Var, *IntPoly::constant(0));
+  std::optional<IntPoly> One = IntPoly::constant(1),
+                         Zero = IntPoly::constant(0);
+  std::optional<IntPoly> StepPoly =
+      Step ? IntPoly::constant(*Step) : std::nullopt;
+  std::optional<IntPoly> At1 = Run.Lower->substitute(Loop.Var, *One);
+  std::optional<IntPoly> At0 = Run.Lower->substitute(Loop.Var, *Zero);
   std::optional<IntPoly> Move = At1 && At0 ? At1->minus(*At0) : std::nullopt;
-  if (!Move || !Step)
+  // A step too large for a polynomial's coefficient: the runtime checks.
+  if (!Move || !StepPoly)
     return std::nullopt;
-  std::optional<IntPoly> Apart = Move->times(*IntPoly::constant(*Step));
-  for (int64_t Sign : {1, -1}) {
+  std::optional<IntPoly> Apart = Move->times(*StepPoly);
+  std::optional<IntPoly> MinusOne = IntPoly::constant(-1);
+  for (bool Negate : {false, true}) {
     std::optional<IntPoly> Signed =
-        Apart ? Apart->times(*IntPoly::constant(Sign)) : std::nullopt;
+        !Apart || !Negate ? Apart : Apart->times(*MinusOne);
     std::optional<IntPoly> Gap =
         Signed ? Signed->minus(*Run.Length) : std::nullopt;
     if (Gap && Gap->hasNoNegativeCoefficient())
