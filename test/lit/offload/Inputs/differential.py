@@ -129,6 +129,13 @@ SHAPES = {
         "`#ifdef USE_FPM` / the pragma / [`#else` / `#pragma omp parallel "
         "for` /] `#endif` / the loop, or a #define between the pragma and "
         "the loop",
+    "columns":
+        "a column per iteration of a file-scope matrix, `H[0:R][v:1]` "
+        "(inout or out) or a plane of a component-first one, "
+        "`U[0:2][v:1][0:3]`: sections that move in a later dimension",
+    "in-place":
+        "one array in two sections, read wide and written narrow: "
+        "`in(P[0:1][0:N]) out(P[1:1][v:1])` (a table filled row by row)",
 }
 
 # The shapes that fpm does not handle yet, left out of the default
@@ -720,6 +727,42 @@ class Program:
 
     def shape_refused_section(self, rng):
         self.scatter(rng, "a[perm[v]:1]")
+
+    def shape_columns(self, rng):
+        if rng.random() < 0.5:
+            rows = rng.randint(2, 5)
+            self.arrays.append(("static double H[%d][N];" % rows,
+                                "for (j = 0; j < %d; j++) H[j][k] = "
+                                "(double)((k * 7 + j * 3) %% 23);" % rows))
+            body = ("for (j = 0; j < %d; j++) H[j][v] = %s(double)b[v] "
+                    "* 0.5 + j;" % (rows, "H[j][v] * 0.25 + "
+                                    if rng.random() < 0.6 else ""))
+            (self.inouts if "H[j][v] *" in body else self.outs).append(
+                "H[0:%d][v:1]" % rows)
+            self.after += ["for (j = 0; j < %d; j++)" % rows,
+                           "  for (k = 0; k < N; k++)",
+                           '    printf("h %d %d %a\\n", j, k, H[j][k]);']
+        else:
+            self.arrays.append(("static long U[2][N][3];",
+                                "for (j = 0; j < 6; j++) U[j / 3][k][j % 3]"
+                                " = k * 5 + j;"))
+            body = ("for (j = 0; j < 6; j++) U[j / 3][v][j % 3] = "
+                    "U[j / 3][v][j % 3] * 3 + (long)c[N - 1 - v];")
+            self.inouts.append("U[0:2][v:1][0:3]")
+            self.after += ["for (j = 0; j < 6; j++)",
+                           "  for (k = 0; k < N; k++)",
+                           '    printf("u %d %d %ld\\n", j, k, '
+                           'U[j / 3][k][j % 3]);']
+        self.body.append(body)
+
+    def shape_in_place(self, rng):
+        self.arrays.append(("static double P[2][N];",
+                            "P[0][k] = (double)((k * 11) % 17); P[1][k] = -1;"))
+        self.body.append("P[1][v] = P[0][v] * 0.5 + P[0][N - 1 - v];")
+        self.ins.append("P[0:1][0:N]")
+        self.outs.append("P[1:1][v:1]")
+        self.after += ["for (k = 0; k < N; k++)",
+                       '  printf("p %d %a\\n", k, P[1][k]);']
 
     def shape_reduction(self, rng):
         kinds = {
