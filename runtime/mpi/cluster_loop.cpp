@@ -19,6 +19,7 @@
 #include "api/part.hpp"
 #include "cluster/cluster_plan.hpp"
 #include "cluster/node_model.hpp"
+#include "data/sections.hpp"
 #include "exec/loop_call.hpp"
 #include "exec/loop_state.hpp"
 #include "exec/schedule_string.hpp"
@@ -456,6 +457,14 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
           : std::string_view(loop.schedule ? loop.schedule : "");
   const LoopSchedule schedule = parseLoopSchedule(scheduleText);
   checkLoopData(data, arguments.tripCount);
+  // A written section the same for every iteration (a whole-array out of a
+  // loop that writes scattered elements, CSR rows): no rank can say which
+  // of its elements it wrote, so none may send it to the others.
+  if (std::ranges::any_of(data, [](const fpm_arg &arg) {
+        return arg.kind != FPM_ARG_IN && ArgSection(arg).stride == 0;
+      }))
+    return runWhole(comm, rank, arguments, names, environment.verbose,
+                    "a written section is the same for every iteration");
 
   // Rank 0 plans from every node's view and sends the split (kind -1: it
   // failed, and says why).

@@ -74,11 +74,6 @@ void broadcastWrittenSections(MPI_Comm comm, std::span<const fpm_arg> data,
   for (const fpm_arg &arg : data) {
     if (arg.kind != FPM_ARG_OUT && arg.kind != FPM_ARG_INOUT)
       continue;
-    if (ArgSection(arg).stride == 0) {
-      // Every iteration writes it: the last one's rank holds the result.
-      broadcastSection(comm, arg, grants.back().range, grants.back().node);
-      continue;
-    }
     for (const ChunkMaster::Grant &grant : grants)
       broadcastSection(comm, arg, grant.range, grant.node);
   }

@@ -103,6 +103,16 @@ static int wholeBody(int64_t begin, int64_t end, void *context) {
   return 0;
 }
 
+/* Element (k * 7 + 3) mod T: scattered writes, a permutation of T when T
+   and 7 are coprime. */
+static int scatterBody(int64_t begin, int64_t end, void *context) {
+  int64_t *out = ((int64_t **)context)[0];
+  const int64_t T = *((int64_t **)context)[1];
+  for (int64_t k = begin; k < end; ++k)
+    out[(k * 7 + 3) % T] = k * k + 1;
+  return 0;
+}
+
 /* Column k of a 7 x T matrix (rows 7, pitch T). */
 static int columnsBody(int64_t begin, int64_t end, void *context) {
   double *matrix = ((double **)context)[0];
@@ -322,6 +332,30 @@ static void checkSchedule(const char *schedule) {
       fail("loop F: the matrix differs from the serial loop's", schedule);
     free(matrix);
     free(serialMatrix);
+  }
+
+  /* G: scattered writes declared as the whole array (stride 0): no rank
+     can send the elements it wrote, so every rank runs the loop whole. */
+  {
+    int64_t *out = malloc(sizeof(int64_t) * (size_t)T);
+    int64_t *serialOut = malloc(sizeof(int64_t) * (size_t)T);
+    for (int64_t i = 0; i < T; ++i)
+      out[i] = serialOut[i] = -1;
+    int64_t count = T;
+    void *serialContext[2] = {serialOut, &count};
+    scatterBody(0, T, serialContext);
+    void *context[2] = {out, &count};
+    fpm_arg dataG = array(FPM_ARG_OUT, out, sizeof(int64_t), T, 0, 0, T);
+    loop.name = "mpi.scatter";
+    loop.data = &dataG;
+    loop.data_count = 1;
+    check(fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, T, scatterBody, context,
+                               NULL),
+          "loop G", schedule);
+    if (memcmp(out, serialOut, sizeof(int64_t) * (size_t)T) != 0)
+      fail("loop G: the array differs from the serial loop's", schedule);
+    free(out);
+    free(serialOut);
   }
 
   /* E */
