@@ -174,7 +174,7 @@ __kernel void center_blocks(__global float *c, int m, int n, int b) {
 /// An m x n matrix updated in place by a loop over its columns (or blocks
 /// of them), each iteration's section a column `x[0:m][j:1]` (or
 /// `c[0:m][k*b:b]`): rows of runs, a pitch of n apart.
-class ColumnWorkload : public Workload {
+class ColumnWorkload : public Workload, public Pragma {
 public:
   ColumnWorkload(int rowCount, int columns, int block)
       : m_(rowCount), n_(columns), b_(block), initial_(elements()),
@@ -184,6 +184,15 @@ public:
       v = random.next() - 0.5f;
   }
   void poison() override { x_ = initial_; } // in place: from the start
+  // The oracle splits the pragma'd copies.
+  std::string runOpenClPart(const std::string &, std::int64_t split) override {
+    run(Copy::Gpu, 0, split);
+    return "";
+  }
+  std::string runCpuPart(const std::string &, std::int64_t split) override {
+    run(Copy::Cpu, split, rows);
+    return "";
+  }
   std::string check() const override {
     for (std::size_t e = 0; e < x_.size(); ++e)
       if (x_[e] != reference_[e]) // exact; NaN differs from everything
@@ -239,7 +248,7 @@ protected:
 
 /// A sweep down each column, acc = acc * 0.5 + x[r][j] (the shape of an
 /// ADI or Deriche column pass).
-class ColumnSweep final : public ColumnWorkload, public Pragma {
+class ColumnSweep final : public ColumnWorkload {
 public:
   ColumnSweep(int rowCount, int columns)
       : ColumnWorkload(rowCount, columns, 1) {
@@ -260,19 +269,11 @@ public:
   void run(Copy copy, std::int64_t begin, std::int64_t end) override {
     fpm_bench_sweep(static_cast<int>(copy), m_, n_, x_.data(), begin, end);
   }
-  std::string runOpenClPart(const std::string &, std::int64_t split) override {
-    run(Copy::Gpu, 0, split);
-    return "";
-  }
-  std::string runCpuPart(const std::string &, std::int64_t split) override {
-    run(Copy::Cpu, split, rows);
-    return "";
-  }
 };
 
 /// Blocks of b columns, each row of a block centred on its mean (a blocked
 /// update over column tiles).
-class ColumnBlocks final : public ColumnWorkload, public Pragma {
+class ColumnBlocks final : public ColumnWorkload {
 public:
   ColumnBlocks(int rowCount, int columns, int block)
       : ColumnWorkload(rowCount, columns, block) {
@@ -294,14 +295,6 @@ public:
   }
   void run(Copy copy, std::int64_t begin, std::int64_t end) override {
     fpm_bench_blocks(static_cast<int>(copy), m_, n_, b_, x_.data(), begin, end);
-  }
-  std::string runOpenClPart(const std::string &, std::int64_t split) override {
-    run(Copy::Gpu, 0, split);
-    return "";
-  }
-  std::string runCpuPart(const std::string &, std::int64_t split) override {
-    run(Copy::Cpu, split, rows);
-    return "";
   }
 };
 
