@@ -945,6 +945,9 @@ void KernelPrinter::printDecl(const DeclStmt *DS, raw_ostream &OS) {
     if (!VD->isLocalVarDecl() || VD->isStaticLocal())
       refuse(VD->getLocation(),
              "it declares the static variable '" + VD->getName() + "'");
+    if (VD->hasExternalStorage()) // a global's, not a local
+      refuse(VD->getLocation(),
+             "it declares '" + VD->getName() + "' extern inside a function");
     if (!First)
       OS << " ";
     First = false;

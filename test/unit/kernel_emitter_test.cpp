@@ -881,6 +881,11 @@ INSTANTIATE_TEST_SUITE_P(
                     "  for (int i = 0; i < n; ++i)\n"
                     "    y[i] = x[i] + z[i];\n}\n",
                     "'z', which no data clause names", 7},
+        RefusalCase{"extern declaration in the body",
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i) {\n"
+                    "    extern double g; y[i] = x[i] * g; }\n}\n",
+                    "declares 'g' extern inside a function", 7},
         RefusalCase{"local pointer",
                     "void f(int n, double *x, double *y) {\n"
                     "  for (int i = 0; i < n; ++i) {\n"
