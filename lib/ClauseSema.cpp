@@ -423,6 +423,8 @@ void ClauseSema::readBound(const ClauseExpr &E, const Expr &X,
   QualType Row;
   if (S.LookupName(Found, S.getCurScope()) && Found.isSingleResult())
     if (const auto *VD = dyn_cast<ValueDecl>(Found.getFoundDecl())) {
+      if (!E.IsLength)
+        Shape.Decl = dyn_cast<VarDecl>(VD);
       QualType T = VD->getType().getNonReferenceType();
       Type = Ctx.getAsArrayType(T);
       Row = Type                 ? Type->getElementType()

@@ -121,6 +121,9 @@ struct SectionShape {
   /// The section's array is declared as one (not a pointer; in a template,
   /// not of a dependent type): `sizeof` gives its extent.
   bool IsArray = false;
+  /// The variable the array's name finds at the loop, where it is one: a
+  /// helper that names a global is told from it.
+  const clang::VarDecl *Decl = nullptr;
   /// A section of several dimensions over an array whose elements are
   /// pointers (`double **rows`, `in(rows[i:1][0:m])`): the runtime, which
   /// sees whole elements of the first dimension, would copy, save or send

@@ -375,6 +375,18 @@ void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
       OS << "fpm_origin_arg(" << Array - K.Params.begin() << ");\n";
       break;
     }
+    case KernelParam::Kind::Whole: {
+      // All of a global array that no clause names: a shared input
+      // (fpm_scalar_arg zeroes the rest; stride and count 0 are all of it).
+      const std::string &A = P.HostExpr;
+      std::string Arg = Args + "[" + std::to_string(I) + "]";
+      OS << "fpm_scalar_arg(" << A << ", sizeof(" << A << "[0]));\n";
+      OS << "  " << Arg << ".kind = FPM_ARG_IN; " << Arg << ".length = " << Arg
+         << ".extent = (" << I64 << ")(sizeof(" << A << ") / sizeof(" << A
+         << "[0]));\n";
+      OS << "  " << Arg << ".clause = \"" << escapeString(P.Name) << "\";\n";
+      break;
+    }
     case KernelParam::Kind::Reduction:
       // One partial result per work-group, of the variable's size; the
       // runtime allocates them (fpm.h, FPM_ARG_REDUCTION).

@@ -18,6 +18,7 @@
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/PrettyPrinter.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
@@ -259,10 +260,14 @@ public:
 
 private:
   /// The function being printed: the kernel (null) or a helper, with the
-  /// address spaces of its pointer parameters.
+  /// address spaces of its pointer parameters and the globals it reads
+  /// (itself or through the helpers it calls), in order of first use: a
+  /// helper takes each as a parameter of its own after the user's, which
+  /// its callers pass on from the kernel's.
   struct Scope {
     const FunctionDecl *Fn = nullptr;
     llvm::DenseMap<const ParmVarDecl *, Space> Spaces;
+    llvm::SetVector<const VarDecl *> Globals;
   };
 
   /// Records the first reason the body cannot be a kernel and ends the
@@ -301,6 +306,16 @@ private:
   /// T points to arrays of constant extents, of elements that are no
   /// pointers (a helper's `double a[5][5]`): a flat pointer in the kernel.
   bool pointsToArrays(QualType T) const;
+  const VarDecl *atLoop(const VarDecl *VD) const;
+  const ClauseArray *clauseArrayOf(const VarDecl *VD, SourceLocation Loc);
+  void checkReachable(const VarDecl *VD, SourceLocation Loc);
+  std::optional<std::string> bufferName(const VarDecl *VD, SourceLocation Loc);
+  std::string globalArray(const VarDecl *VD, SourceLocation Loc);
+  std::string helperGlobal(const VarDecl *VD, SourceLocation Loc);
+  std::string passGlobal(const VarDecl *VD, SourceLocation Loc,
+                         StringRef Callee);
+  void checkWrite(const Expr *Target, SourceLocation Loc);
+  std::string reads(const VarDecl *VD) const;
   std::string scalarName(const VarDecl *VD);
   void checkClauseName(const DeclRefExpr *DRE, const VarDecl *VD);
   bool isReduction(const VarDecl *VD) const {
@@ -337,6 +352,16 @@ private:
   llvm::DenseMap<const VarDecl *, std::string> ScalarNames;
   llvm::StringSet<> ScalarNamesTaken;
   llvm::SetVector<const VarDecl *> ArraysUsed;
+  /// Global arrays of constant extent that the loop reads and no data clause
+  /// names, copied whole (KernelParam::Kind::Whole), and where each is first
+  /// read.
+  llvm::SetVector<const VarDecl *> WholeArrays;
+  llvm::DenseMap<const VarDecl *, SourceLocation> FirstRead;
+  /// The kernel's names of the variables the body declares, which may hide a
+  /// clause's array where the kernel passes it to a helper.
+  llvm::StringSet<> BodyNames;
+  /// The globals checkReachable passed.
+  llvm::SmallPtrSet<const VarDecl *, 4> Reachable;
   llvm::DenseMap<const VarDecl *, ArrayShape> Shapes;
   std::vector<KernelParam> ExtentParams;
   llvm::SmallVector<std::string, 2> ExtentDecls;
@@ -347,6 +372,8 @@ private:
   std::map<std::pair<const FunctionDecl *, std::string>, std::string>
       HelperNames;
   llvm::StringSet<> HelperNamesTaken;
+  /// The globals each helper emitted takes after its own parameters.
+  llvm::StringMap<llvm::SmallVector<const VarDecl *, 2>> HelperGlobals;
   llvm::SmallVector<const FunctionDecl *, 4> HelpersInProgress;
   /// std::min and std::max, as small functions per type.
   std::vector<std::string> Prelude;
@@ -381,6 +408,283 @@ const ClauseArray *KernelPrinter::clauseArray(const VarDecl *VD) const {
     return nullptr;
   auto It = ArraysByName.find(VD->getName());
   return It == ArraysByName.end() ? nullptr : It->second;
+}
+
+/// Whether VD belongs to no function: a file's or a namespace's variable, or
+/// a class's static member.
+bool isGlobal(const VarDecl *VD) {
+  return VD->hasGlobalStorage() && !VD->isLocalVarDecl();
+}
+
+/// VD, a global, as the loop sees it: its last declaration outside functions
+/// before the loop (a helper may see a later one, which completes an array's
+/// type), or VD if none is (which checkReachable refuses). One declaration
+/// stands for all.
+const VarDecl *KernelPrinter::atLoop(const VarDecl *VD) const {
+  SourceLocation ForLoc = SM.getExpansionLoc(Request.For->getBeginLoc());
+  const VarDecl *Seen = nullptr;
+  for (const VarDecl *R : VD->redecls())
+    if (isGlobal(R) &&
+        SM.isBeforeInTranslationUnit(SM.getExpansionLoc(R->getLocation()),
+                                     ForLoc) &&
+        (!Seen ||
+         SM.isBeforeInTranslationUnit(SM.getExpansionLoc(Seen->getLocation()),
+                                      SM.getExpansionLoc(R->getLocation()))))
+      Seen = R;
+  return Seen ? Seen : VD;
+}
+
+/// How a refusal names a helper's read of VD.
+std::string KernelPrinter::reads(const VarDecl *VD) const {
+  return (Current.Fn ? "function '" + Current.Fn->getName().str() + "'"
+                     : std::string("it")) +
+         " reads '" + VD->getQualifiedNameAsString() + "', declared outside it";
+}
+
+/// The data clause's array that VD, a global a helper names, is: the one
+/// whose name finds VD at the loop. One of the same name that may be another
+/// variable keeps the loop on the CPU.
+const ClauseArray *KernelPrinter::clauseArrayOf(const VarDecl *VD,
+                                                SourceLocation Loc) {
+  const ClauseArray *Same = nullptr;
+  for (const ClauseArray &A : Request.Arrays) {
+    if (A.Decl && A.Decl->getCanonicalDecl() == VD->getCanonicalDecl())
+      return &A;
+    if (!A.Decl && A.Name == VD->getName())
+      Same = &A;
+  }
+  if (Same)
+    refuse(Loc, reads(VD) + ", and the pragma's clauses name a '" + Same->Name +
+                    "' that may be another variable");
+  return nullptr;
+}
+
+/// Refuses a global that a helper reads and that the host cannot pass at the
+/// loop as the helper sees it: thread-local or volatile, declared after the
+/// loop, hidden there by a name of the loop's function (C, which has no
+/// qualifier to name it by), or a class's member that it may not name (C++).
+void KernelPrinter::checkReachable(const VarDecl *VD, SourceLocation Loc) {
+  if (Reachable.contains(VD))
+    return;
+  if (VD->getTLSKind() != VarDecl::TLS_None)
+    refuse(Loc, reads(VD) + " as thread-local: each CPU thread has its own");
+  if (VD->getType().isVolatileQualified())
+    refuse(Loc, reads(VD) + " as volatile: a device would read it once, when "
+                            "the loop starts");
+  SourceLocation ForLoc = SM.getExpansionLoc(Request.For->getBeginLoc());
+  if (!SM.isBeforeInTranslationUnit(SM.getExpansionLoc(VD->getLocation()),
+                                    ForLoc))
+    refuse(Loc, reads(VD) + " after the loop: declare it before the loop's "
+                            "function, where the loop passes it to a device");
+  if (!Ctx.getLangOpts().CPlusPlus) {
+    // The host names it by its plain name at the loop.
+    const FunctionDecl *Fn = Request.Fn;
+    llvm::SmallVector<DynTypedNode, 4> Up;
+    if (!Fn)
+      Up.push_back(DynTypedNode::create(*Request.For));
+    while (!Fn && !Up.empty()) {
+      DynTypedNode N = Up.pop_back_val();
+      Fn = N.get<FunctionDecl>();
+      llvm::append_range(Up, Ctx.getParents(N));
+    }
+    if (!Fn)
+      refuse(Loc, reads(VD) + ", and fpm cannot find the loop's function");
+    const NamedDecl *Hides = nullptr;
+    for (const ParmVarDecl *P : Fn->parameters())
+      if (P->getName() == VD->getName())
+        Hides = P;
+    // The declarations in scope at the loop: those before it in each
+    // statement around it.
+    auto Around = [&](const Stmt *S) {
+      return !SM.isBeforeInTranslationUnit(
+                 ForLoc, SM.getExpansionLoc(S->getBeginLoc())) &&
+             !SM.isBeforeInTranslationUnit(
+                 SM.getExpansionRange(S->getEndLoc()).getEnd(), ForLoc);
+    };
+    for (const Stmt *S = Fn->getBody(); S && S != Request.For;) {
+      const Stmt *Next = nullptr;
+      for (const Stmt *Child : S->children()) {
+        if (!Child)
+          continue;
+        if (Around(Child)) {
+          Next = Child;
+          break;
+        }
+        const auto *DS = dyn_cast<DeclStmt>(Child);
+        if (!DS)
+          continue;
+        for (const Decl *D : DS->decls()) {
+          llvm::SmallVector<const NamedDecl *, 4> Names;
+          if (const auto *ND = dyn_cast<NamedDecl>(D))
+            Names.push_back(ND);
+          if (const auto *ED = dyn_cast<EnumDecl>(D))
+            llvm::append_range(Names, ED->enumerators());
+          for (const NamedDecl *ND : Names)
+            if (ND->getDeclName().isIdentifier() &&
+                ND->getName() == VD->getName())
+              Hides = ND;
+        }
+      }
+      S = Next;
+    }
+    if (Hides)
+      refuse(Loc, reads(VD) + ", which the local '" + Hides->getName() +
+                      "' of '" + Fn->getName() +
+                      "' hides where the loop passes it to a device: rename "
+                      "one of them");
+    Reachable.insert(VD);
+    return;
+  }
+  if (!StringRef(hostName(VD)).starts_with("::"))
+    refuse(Loc, reads(VD) + ", which fpm cannot name where the loop passes "
+                            "it to a device");
+  for (const Decl *D = VD; D; D = dyn_cast<CXXRecordDecl>(D->getDeclContext()))
+    if (D->getAccess() != AS_none && D->getAccess() != AS_public)
+      refuse(Loc, reads(VD) + ", a member that the loop may not name where it "
+                              "passes it to a device");
+  Reachable.insert(VD);
+}
+
+/// A global that the helper being printed reads: it takes it as a
+/// parameter of its own, named so that none of the user's names hides it
+/// (`fpm_v_`, as the kernel names it).
+std::string KernelPrinter::helperGlobal(const VarDecl *VD, SourceLocation Loc) {
+  Current.Globals.insert(VD);
+  std::string Name = scalarName(VD);
+  if (!StringRef(Name).starts_with("fpm_v_"))
+    refuse(Loc, reads(VD) + ", which fpm found no name for in the kernel");
+  return Name;
+}
+
+/// The name of the buffer that holds VD, a global array or pointer, where it
+/// is printed: the kernel's clause array, a helper's parameter, or the whole
+/// array's copy (an error at Loc for a pointer or an array of unknown
+/// extent that no clause names: fpm cannot tell what to copy).
+std::string KernelPrinter::globalArray(const VarDecl *VD, SourceLocation Loc) {
+  if (Current.Fn && clauseArrayOf(VD, Loc))
+    return helperGlobal(VD, Loc); // the clause names it at the loop
+  const ConstantArrayType *Whole = Ctx.getAsConstantArrayType(VD->getType());
+  if (Whole && Whole->getSize() == 0)
+    refuse(Loc, reads(VD) + ", an array of no element");
+  if (!Whole) {
+    if (!Current.Fn)
+      refuse(Loc, "it uses the array '" + VD->getName() +
+                      "', which no data clause names (add it to in(...), "
+                      "out(...) or inout(...))");
+    refuse(Loc, reads(VD) + ", a " +
+                    (VD->getType()->isPointerType() ? "pointer"
+                                                    : "array of unknown size") +
+                    " whose elements fpm cannot copy to a device without "
+                    "their number: add in(" +
+                    VD->getName() + "[0:n]) to the pragma, n the number of " +
+                    "elements it reads");
+  }
+  if (Current.Fn) {
+    checkReachable(VD, Loc);
+  } else if (VD->getTLSKind() != VarDecl::TLS_None ||
+             VD->getType().isVolatileQualified()) {
+    refuse(Loc, "it reads the " +
+                    std::string(VD->getType().isVolatileQualified()
+                                    ? "volatile"
+                                    : "thread-local") +
+                    " array '" + VD->getName() +
+                    "', which no data clause names");
+  }
+  shapeOf(VD, Loc);
+  FirstRead.try_emplace(VD, SM.getExpansionLoc(Loc));
+  if (Current.Fn)
+    return helperGlobal(VD, Loc);
+  WholeArrays.insert(VD);
+  return scalarName(VD);
+}
+
+/// The buffer VD names where it is printed, if it names one: an array of
+/// the data clauses (in the kernel), or a global array or pointer. None for
+/// the body's own arrays and private ones.
+std::optional<std::string> KernelPrinter::bufferName(const VarDecl *VD,
+                                                     SourceLocation Loc) {
+  QualType T = VD->getType().getNonReferenceType();
+  if (!T->isArrayType() && !T->isPointerType())
+    return std::nullopt;
+  if (!Current.Fn) {
+    if (VD == Request.Var || isInsideLoop(VD) ||
+        llvm::is_contained(Request.Private, VD->getName()) || isReduction(VD))
+      return std::nullopt;
+    if (clauseArray(VD)) {
+      ArraysUsed.insert(VD);
+      return kernelName(VD);
+    }
+  } else if (isInsideLoop(VD) ||
+             (isa<ParmVarDecl>(VD) && VD->getDeclContext() == Current.Fn)) {
+    return std::nullopt;
+  }
+  if (!isGlobal(VD))
+    return std::nullopt;
+  return globalArray(atLoop(VD), Loc);
+}
+
+/// What a call passes for VD, a global its callee takes as a parameter of
+/// its own: the caller's parameter in a helper; in the kernel, the clause's
+/// array, the whole array's copy or the scalar's value.
+std::string KernelPrinter::passGlobal(const VarDecl *VD, SourceLocation Loc,
+                                      StringRef Callee) {
+  if (Current.Fn) {
+    Current.Globals.insert(VD);
+    return scalarName(VD);
+  }
+  QualType T = VD->getType().getNonReferenceType();
+  if (!T->isArrayType() && !T->isPointerType()) {
+    Scalars.insert(VD);
+    return scalarName(VD);
+  }
+  if (clauseArrayOf(VD, Loc)) {
+    if (BodyNames.contains(kernelName(VD)))
+      refuse(Loc, "it declares a '" + VD->getName() + "', which hides the '" +
+                      VD->getName() + "' of its data clauses where it calls '" +
+                      Callee + "', which reads it: rename it");
+    ArraysUsed.insert(VD);
+    return kernelName(VD);
+  }
+  WholeArrays.insert(VD);
+  return scalarName(VD);
+}
+
+/// Refuses a write to a global that the kernel gets by value or as an input
+/// only: in a helper, any global (iterations on different PEs would race
+/// on it, and no device's copy comes back); in the body, an array no data
+/// clause names. The body's writes to shared scalars are LoopChecker's.
+void KernelPrinter::checkWrite(const Expr *Target, SourceLocation Loc) {
+  const Expr *E = Target->IgnoreParenImpCasts();
+  while (true) {
+    if (const auto *UO = dyn_cast<UnaryOperator>(E);
+        UO && (UO->getOpcode() == UO_Deref || UO->getOpcode() == UO_AddrOf))
+      E = UO->getSubExpr()->IgnoreParenImpCasts();
+    else if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
+      E = ASE->getBase()->IgnoreParenImpCasts();
+    else if (const auto *BO = dyn_cast<BinaryOperator>(E);
+             BO && BO->isAdditiveOp())
+      E = (BO->getLHS()->getType()->isPointerType() ? BO->getLHS()
+                                                    : BO->getRHS())
+              ->IgnoreParenImpCasts();
+    else
+      break;
+  }
+  const auto *DRE = dyn_cast<DeclRefExpr>(E);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || !isGlobal(VD))
+    return;
+  Loc = DRE->getLocation();
+  if (Current.Fn)
+    refuse(Loc, "function '" + Current.Fn->getName() + "' writes '" +
+                    VD->getQualifiedNameAsString() +
+                    "', declared outside it: a global that iterations on "
+                    "different PEs would write, and that fpm does not copy "
+                    "back from a device");
+  if (!clauseArray(VD) && !llvm::is_contained(Request.Private, VD->getName()) &&
+      !isReduction(VD) && VD->getType()->isArrayType())
+    refuse(Loc, "it writes the array '" + VD->getName() +
+                    "', which no data clause names (add it to out(...) or "
+                    "inout(...))");
 }
 
 /// The kernel's name of the host's variable VD: its own, or for one the body
@@ -549,7 +853,7 @@ void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
     return;
   }
   if (Current.Fn) {
-    // A helper sees no kernel parameter: only constants.
+    // An integer constant is its value.
     Expr::EvalResult R;
     if (VD->getType().isConstQualified() && VD->getInit() &&
         VD->getType()->isIntegerType() &&
@@ -557,24 +861,31 @@ void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
       OS << toString(R.Val.getInt(), 10);
       return;
     }
-    refuse(Loc, "function '" + Current.Fn->getName() + "' uses '" +
-                    VD->getName() + "', declared outside it");
+    // Any other global comes as a parameter of the helper's own.
+    if (!isGlobal(VD))
+      refuse(Loc, "function '" + Current.Fn->getName() + "' uses '" +
+                      VD->getName() + "', declared outside it");
   }
-  checkClauseName(DRE, VD);
-  if (llvm::is_contained(Request.Private, VD->getName()) || isReduction(VD)) {
+  if (!Current.Fn)
+    checkClauseName(DRE, VD);
+  if (!Current.Fn &&
+      (llvm::is_contained(Request.Private, VD->getName()) || isReduction(VD))) {
     OS << kernelName(VD);
     return;
   }
-  if (clauseArray(VD)) {
+  if (!Current.Fn && clauseArray(VD)) {
     QualType T = VD->getType().getNonReferenceType();
     if (!T->isPointerType() && !T->isArrayType())
       refuse(Loc, "'" + VD->getName() + "' in a data clause is not an array");
+  }
+  if (isGlobal(VD))
+    VD = atLoop(VD);
+  if (std::optional<std::string> Buffer = bufferName(VD, Loc)) {
     if (!shapeOf(VD, Loc).Extents.empty())
       refuse(Loc, "'" + VD->getName() +
                       "' has several dimensions and is used other than "
                       "through subscripts");
-    ArraysUsed.insert(VD);
-    OS << kernelName(VD);
+    OS << *Buffer;
     return;
   }
   QualType T = VD->getType().getNonReferenceType();
@@ -583,6 +894,11 @@ void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
                     "', which no data clause names (add it to in(...), "
                     "out(...) or inout(...))");
   type(T, Loc);
+  if (Current.Fn) {
+    checkReachable(VD, Loc);
+    OS << helperGlobal(VD, Loc);
+    return;
+  }
   Scalars.insert(VD);
   OS << scalarName(VD);
 }
@@ -599,23 +915,29 @@ bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
   }
   const auto *DRE = dyn_cast<DeclRefExpr>(Base->IgnoreParenImpCasts());
   const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || VD == Request.Var)
+    return false;
   // A helper's parameter that points to arrays (`double a[5][5]`) is a flat
   // pointer in the kernel, indexed as the clause arrays are.
-  const auto *Param = dyn_cast_or_null<ParmVarDecl>(VD);
+  const auto *Param = dyn_cast<ParmVarDecl>(VD);
   bool FlatParam = Param && Current.Fn &&
                    Param->getDeclContext() == Current.Fn &&
                    pointsToArrays(Param->getType());
-  if (!VD || VD == Request.Var ||
-      (!FlatParam && (!clauseArray(VD) ||
-                      llvm::is_contained(Request.Private, VD->getName()))))
-    return false;
-  if (!FlatParam)
+  if (!Current.Fn) {
+    if (!clauseArray(VD) && !isGlobal(VD))
+      return false;
     checkClauseName(DRE, VD);
+  }
+  if (isGlobal(VD))
+    VD = atLoop(VD);
+  std::optional<std::string> Buffer = FlatParam
+                                          ? std::optional(kernelName(VD))
+                                          : bufferName(VD, DRE->getLocation());
+  if (!Buffer)
+    return false;
   ArrayShape Shape = shapeOf(VD, DRE->getLocation());
   if (Shape.Extents.empty())
     return false; // A[i] as written
-  if (!FlatParam)
-    ArraysUsed.insert(VD);
   if (Indices.size() > Shape.Extents.size() + 1)
     refuse(ASE->getExprLoc(),
            "it subscripts '" + VD->getName() + "' past its element type");
@@ -636,7 +958,7 @@ bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
   }
   size_t Rest = Shape.Extents.size() + 1 - Indices.size();
   if (Rest == 0) {
-    OS << kernelName(VD) << "[" << Index << "]";
+    OS << *Buffer << "[" << Index << "]";
     return true;
   }
   // A row, or a block of rows (`a[i]` of a `double a[n][5][5]`): a pointer
@@ -644,7 +966,7 @@ bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
   std::string Elements;
   for (size_t I = Indices.size() - 1; I < Shape.Extents.size(); ++I)
     Elements += " * " + Shape.Extents[I];
-  OS << "(" << kernelName(VD) << " + " << Operand(Index) << Elements << ")";
+  OS << "(" << *Buffer << " + " << Operand(Index) << Elements << ")";
   return true;
 }
 
@@ -677,9 +999,13 @@ std::optional<Space> KernelPrinter::spaceOf(const Expr *Pointer) {
     return Space::Global;
   if (isInsideLoop(VD) && VD->getType()->isArrayType())
     return Space::Private;
-  if (llvm::is_contained(Request.Private, VD->getName()) &&
+  if (!Current.Fn && llvm::is_contained(Request.Private, VD->getName()) &&
       VD->getType()->isArrayType())
     return Space::Private;
+  // A global's buffer (bufferName says which, as the argument is printed).
+  if (isGlobal(VD) &&
+      (VD->getType()->isArrayType() || VD->getType()->isPointerType()))
+    return Space::Global;
   return std::nullopt;
 }
 
@@ -694,7 +1020,8 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
   // Prints the arguments, each converted to the type ParamType(I) gives
   // (none: as written) where Clang converts it: OpenCL C's overloads and
   // conversions are not C's and C++'s.
-  auto PrintArgs = [&](llvm::function_ref<QualType(unsigned)> ParamType) {
+  auto PrintArgs = [&](llvm::function_ref<QualType(unsigned)> ParamType,
+                       ArrayRef<std::string> Extra = {}) {
     OS << "(";
     for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
       if (I > 0)
@@ -726,6 +1053,8 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
         printExpr(Arg, OS);
       }
     }
+    for (size_t I = 0; I < Extra.size(); ++I)
+      OS << (Call->getNumArgs() + I > 0 ? ", " : "") << Extra[I];
     OS << ")";
   };
   // The type a C math function takes: the result's for the floating-point
@@ -754,7 +1083,8 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
     llvm::SmallVector<Space, 2> Spaces;
     std::string Signature;
     for (unsigned I = 0; I < Def->getNumParams(); ++I) {
-      if (!Def->getParamDecl(I)->getType()->isPointerType())
+      const ParmVarDecl *Param = Def->getParamDecl(I);
+      if (!Param->getType()->isPointerType())
         continue;
       std::optional<Space> S = spaceOf(Call->getArg(I));
       if (!S)
@@ -762,6 +1092,31 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
                "it passes '" + Name +
                    "' a pointer that is not into an array of a data clause "
                    "or a local array");
+      // A global the kernel gets as an input only: the callee must not
+      // write it.
+      const Expr *Root = Call->getArg(I)->IgnoreParenImpCasts();
+      while (isa<ArraySubscriptExpr, UnaryOperator, BinaryOperator>(Root)) {
+        if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(Root))
+          Root = ASE->getBase()->IgnoreParenImpCasts();
+        else if (const auto *UO = dyn_cast<UnaryOperator>(Root))
+          Root = UO->getSubExpr()->IgnoreParenImpCasts();
+        else if (const auto *BO = dyn_cast<BinaryOperator>(Root))
+          Root = (BO->getLHS()->getType()->isPointerType() ? BO->getLHS()
+                                                           : BO->getRHS())
+                     ->IgnoreParenImpCasts();
+      }
+      const auto *RootRef = dyn_cast<DeclRefExpr>(Root);
+      const auto *Global =
+          RootRef ? dyn_cast<VarDecl>(RootRef->getDecl()) : nullptr;
+      if (Global && isGlobal(Global) && *S == Space::Global &&
+          (Current.Fn || !clauseArray(Global)) &&
+          !Param->getType()->getPointeeType().isConstQualified())
+        refuse(Call->getArg(I)->getExprLoc(),
+               "it passes '" + Global->getQualifiedNameAsString() + "' to '" +
+                   Name + "', whose parameter '" + Param->getName() +
+                   "' is no pointer to const: a device gets the globals a "
+                   "loop reads, never those it writes (name it in "
+                   "inout(...) in the pragma, or make the parameter const)");
       Spaces.push_back(*S);
       Signature += *S == Space::Global ? "g" : "p";
     }
@@ -781,12 +1136,18 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
       It->second = Emitted;
       printFunction(Def, Spaces, Emitted);
     }
+    // The globals it reads, after its own arguments.
+    llvm::SmallVector<std::string, 2> Globals;
+    for (const VarDecl *VD : HelperGlobals.lookup(It->second))
+      Globals.push_back(passGlobal(VD, Loc, Name));
     OS << It->second;
-    PrintArgs([&](unsigned I) {
-      return I < Def->getNumParams() && Def->hasPrototype()
-                 ? Def->getParamDecl(I)->getType()
-                 : QualType();
-    });
+    PrintArgs(
+        [&](unsigned I) {
+          return I < Def->getNumParams() && Def->hasPrototype()
+                     ? Def->getParamDecl(I)->getType()
+                     : QualType();
+        },
+        Globals);
     return;
   }
   StringRef Base = Name;
@@ -851,6 +1212,11 @@ bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
     printDeclRef(DRE, OS);
     return true;
   }
+  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->isAssignmentOp())
+    checkWrite(BO->getLHS(), Loc);
+  if (const auto *UO = dyn_cast<UnaryOperator>(E);
+      UO && UO->isIncrementDecrementOp())
+    checkWrite(UO->getSubExpr(), Loc);
   if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
     return printSubscript(ASE, OS);
   if (isa<CXXOperatorCallExpr, CXXMemberCallExpr>(E)) {
@@ -970,6 +1336,9 @@ void KernelPrinter::printDecl(const DeclStmt *DS, raw_ostream &OS) {
     if (!VD->isLocalVarDecl() || VD->isStaticLocal())
       refuse(VD->getLocation(),
              "it declares the static variable '" + VD->getName() + "'");
+    if (VD->hasExternalStorage()) // a global's, not a local
+      refuse(VD->getLocation(),
+             "it declares '" + VD->getName() + "' extern inside a function");
     if (!First)
       OS << " ";
     First = false;
@@ -1203,11 +1572,26 @@ void KernelPrinter::printFunction(const FunctionDecl *FD,
       refuse(P->getLocation(), "'" + FD->getName() + "' takes a C++ reference");
     OS << type(T, P->getLocation()) << " " << kernelName(P);
   }
-  if (FD->getNumParams() == 0)
+  std::string Body;
+  llvm::raw_string_ostream BOS(Body);
+  printStmt(FD->getBody(), 0, BOS);
+  // The globals it reads, known once its body (and its callees') is
+  // printed: the kernel's values and buffers, passed down.
+  unsigned Count = FD->getNumParams();
+  for (const VarDecl *VD : Current.Globals) {
+    OS << (Count++ > 0 ? ", " : "");
+    QualType T = VD->getType().getNonReferenceType();
+    if (T->isArrayType() || T->isPointerType())
+      OS << "__global const "
+         << type(shapeOf(VD, Loc).Element.getUnqualifiedType(), Loc) << " *";
+    else
+      OS << "const " << type(T.getUnqualifiedType(), Loc) << " ";
+    OS << scalarName(VD);
+  }
+  if (FD->getNumParams() == 0 && Current.Globals.empty())
     OS << "void";
-  OS << ") ";
-  printStmt(FD->getBody(), 0, OS);
-  OS << "\n";
+  OS << ") " << Body << "\n";
+  HelperGlobals[Name].assign(Current.Globals.begin(), Current.Globals.end());
   HelpersInProgress.pop_back();
   Helpers += Text;
   Current = std::move(Saved);
@@ -1298,16 +1682,33 @@ GeneratedKernel KernelPrinter::run() {
   std::string VarType = type(Var->getType().getUnqualifiedType(), VarLoc);
 
   const Stmt *LoopBody = Request.For->getBody();
-  std::function<void(const Stmt *)> FindQualified = [&](const Stmt *S) {
-    if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(S))
-      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
-          VD && DRE->hasQualifier() && !isInsideLoop(VD))
-        Qualified.insert(VD);
-    if (S)
-      for (const Stmt *Child : S->children())
-        FindQualified(Child);
+  // The host's variables that get an `fpm_v_` name: those the body names
+  // with a qualifier, and the globals the functions it calls read, which
+  // the kernel passes to them where a name of the body's may hide theirs.
+  llvm::SmallPtrSet<const FunctionDecl *, 8> Walked;
+  std::function<void(const Stmt *, bool)> FindQualified = [&](const Stmt *S,
+                                                              bool InHelper) {
+    if (!S)
+      return;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+      if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl())) {
+        if (InHelper && isGlobal(VD))
+          Qualified.insert(atLoop(VD));
+        else if (!InHelper && DRE->hasQualifier() && !isInsideLoop(VD))
+          Qualified.insert(isGlobal(VD) ? atLoop(VD) : VD);
+      }
+    if (const auto *DS = dyn_cast<DeclStmt>(S); DS && !InHelper)
+      for (const Decl *D : DS->decls())
+        if (const auto *VD = dyn_cast<VarDecl>(D))
+          BodyNames.insert(kernelName(VD));
+    if (const auto *Call = dyn_cast<CallExpr>(S))
+      if (const FunctionDecl *FD = Call->getDirectCallee(), *Def = nullptr;
+          FD && FD->hasBody(Def) && Walked.insert(Def).second)
+        FindQualified(Def->getBody(), true);
+    for (const Stmt *Child : S->children())
+      FindQualified(Child, InHelper);
   };
-  FindQualified(LoopBody);
+  FindQualified(LoopBody, false);
   std::string Statements;
   llvm::raw_string_ostream SOS(Statements);
   if (const auto *CS = dyn_cast<CompoundStmt>(LoopBody)) {
@@ -1330,6 +1731,8 @@ GeneratedKernel KernelPrinter::run() {
     KernelScope.insert(scalarName(VD));
   for (const VarDecl *VD : ArraysUsed)
     KernelScope.insert(kernelName(VD));
+  for (const VarDecl *VD : WholeArrays)
+    KernelScope.insert(scalarName(VD));
   for (const std::string &Name : Request.Private)
     KernelScope.insert(kernelIdentifier(Name));
   for (const KernelReduction &R : Request.Reductions)
@@ -1352,7 +1755,7 @@ GeneratedKernel KernelPrinter::run() {
   K.Options = "-cl-fp32-correctly-rounded-divide-sqrt -w";
   // Parameters: the loop's lower bound and step, the scalars, the arrays
   // in the order of the data clauses (each with its origin, where it takes
-  // one), the variable extents.
+  // one), the global arrays copied whole, the variable extents.
   std::string OriginMoves;
   std::string Params = "const " + VarType + " fpm_lower, const long fpm_step";
   K.Params.push_back({KernelParam::Kind::Lower, "", 0, "", "", {}});
@@ -1413,6 +1816,22 @@ GeneratedKernel KernelPrinter::run() {
           Rows += " * " + Extent;
       OriginMoves += "  " + kernelName(VD) + " += " + Origin + Rows + ";\n";
     }
+  }
+  for (const VarDecl *VD : WholeArrays) {
+    ArrayShape Shape = shapeOf(VD, VD->getLocation());
+    Params += ", __global const " +
+              type(Shape.Element.getUnqualifiedType(), VD->getLocation()) +
+              " *" + scalarName(VD);
+    KernelParam P;
+    P.K = KernelParam::Kind::Whole;
+    P.HostExpr = hostName(VD);
+    P.Name = "in(" + StringRef(P.HostExpr).ltrim(':').str() + "[0:" +
+             std::to_string(Ctx.getAsConstantArrayType(VD->getType())
+                                ->getSize()
+                                .getZExtValue()) +
+             "])";
+    P.UseLoc = FirstRead.lookup(VD);
+    K.Params.push_back(P);
   }
   for (size_t I = 0; I < ExtentParams.size(); ++I) {
     Params += ", " + ExtentDecls[I];

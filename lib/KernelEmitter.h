@@ -16,8 +16,9 @@
 // prototypes convert to (OpenCL's are overloaded), and the functions the
 // body calls emitted before the kernel, transitively, each under a name of
 // its own (`fpm_f_...`: an overload, a template's instantiation or a
-// function named as an OpenCL built-in is no other function there), the
-// user's names kept away from OpenCL C's (`kernelIdentifier`). Work-item
+// function named as an OpenCL built-in is no other function there), each
+// taking the globals it reads as parameters after its own, the user's
+// names kept away from OpenCL C's (`kernelIdentifier`). Work-item
 // get_global_id(0) is logical iteration k, as for hand-written kernels.
 //
 //===----------------------------------------------------------------------===//
@@ -39,6 +40,7 @@
 namespace clang {
 class ASTContext;
 class ForStmt;
+class FunctionDecl;
 class VarDecl;
 } // namespace clang
 
@@ -58,6 +60,9 @@ struct ClauseArray {
   /// as runs, SectionShape::Runs); otherwise in whole elements of its first
   /// dimension, which the origin counts too.
   bool ScalarUnits = false;
+  /// The variable its name finds at the loop, where known: a helper that
+  /// names this variable reaches the clause's buffer.
+  const clang::VarDecl *Decl = nullptr;
 };
 
 /// One parameter of a generated kernel and what the host passes for it.
@@ -71,15 +76,21 @@ struct KernelParam {
     Reduction, ///< reduction Reduction's partial results
                ///< (FPM_ARG_REDUCTION): a `__global` pointer to one per
                ///< work-group; HostExpr names the variable
-    Origin     ///< where element 0 of data section Section's array is in its
+    Origin,    ///< where element 0 of data section Section's array is in its
                ///< buffer (FPM_ARG_ORIGIN), a long
+    Whole      ///< a global array of constant extent that the loop reads and
+               ///< no data clause names: HostExpr names it, and the host
+               ///< passes all of it as a shared FPM_ARG_IN (copied once per
+               ///< call)
   };
   Kind K = Kind::Scalar;
-  /// Scalar: the host's variable; Extent: the expression the host computes.
+  /// Scalar, Whole: the host's variable; Extent: the expression the host
+  /// computes.
   std::string HostExpr;
   /// Array, Origin: the index of its section in the loop's fpm_args.
   unsigned Section = 0;
-  /// Extent: the parameter's name in the kernel.
+  /// Extent: the parameter's name in the kernel. Whole: the clause that
+  /// would copy the same (`in(ce[0:5])`), for messages.
   std::string Name;
   /// Scalar of a hand-written kernel: the expression the host evaluates once
   /// before the loop into a variable named HostExpr, and where it is written.
@@ -92,6 +103,9 @@ struct KernelParam {
   bool CopyIn = false;
   /// Reduction: the variable's index in the loop's reduction clause.
   unsigned Reduction = 0;
+  /// Whole: where the loop (the body or a function it calls) first reads
+  /// it, for the remark.
+  clang::SourceLocation UseLoc = {};
 };
 
 /// A kernel to run the loop on OpenCL devices: its source, its name, its
@@ -138,6 +152,8 @@ struct KernelRequest {
   llvm::ArrayRef<std::string> Private;
   /// The reduction clause's variables, in its order.
   llvm::ArrayRef<KernelReduction> Reductions;
+  /// The function the loop is in (found from For when null).
+  const clang::FunctionDecl *Fn = nullptr;
   /// The kernel's name, and the suffix of the host's names (`_<k>`).
   std::string Name;
   std::string HostSuffix;

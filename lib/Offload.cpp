@@ -285,6 +285,7 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
       for (const DataSection &Section : *Sections) {
         const SectionShape &Shape = L.Shapes[I];
         ClauseArray &Array = Arrays[I++];
+        Array.Decl = Shape.Decl;
         if (Shape.RowsArePointers)
           return Refuse(Section.Loc,
                         "'" + Section.Array +
@@ -454,6 +455,7 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
   KernelRequest Request;
   Request.For = Concrete.For;
   Request.Var = Concrete.Var;
+  Request.Fn = Concrete.Fn;
   Request.Arrays = Arrays;
   Request.Private = Private;
   Request.Reductions = Reductions;
@@ -463,11 +465,18 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
   if (const auto *Refusal = std::get_if<OffloadRefusal>(&Result))
     return Refuse(Refusal->Loc, Refusal->Reason);
   auto &Kernel = std::get<GeneratedKernel>(Result);
-  if (Remarks)
+  if (Remarks) {
     report(Diags, P.KeywordLoc, Level::Remark,
            "loop '%0' is offloaded: OpenCL C kernel '%1' generated from its "
            "body")
         << L.Name << Kernel.Name;
+    for (const KernelParam &Param : Kernel.Params)
+      if (Param.K == KernelParam::Kind::Whole)
+        report(Diags, Param.UseLoc, Level::Remark,
+               "'%0' is copied whole to OpenCL devices, once per call, as "
+               "'%1': the loop reads it and no data clause names it")
+            << StringRef(Param.HostExpr).ltrim(':') << Param.Name;
+  }
   copyInPartialOuts(Ctx, L, Concrete, Kernel, Remarks);
   L.Kernel = std::move(Kernel);
   return true;

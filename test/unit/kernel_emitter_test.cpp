@@ -647,6 +647,65 @@ TEST(KernelEmitterTest, HostVariablesNamedWithAQualifier) {
   EXPECT_EQ(Out.RefusalLine, 5u);
 }
 
+TEST(KernelEmitterTest, HelpersTakeTheGlobalsTheyRead) {
+  // NPB's exact_solution: a helper reads a table and a scalar of the file,
+  // through another helper too. Each helper takes what it reads, after its
+  // own parameters; the kernel gets the scalar's value and the table whole.
+  Outcome Out = emit(R"(
+    static double ce[5][13];
+    static int nx0;
+    static double term(int m, double xi) { return ce[m][1] * xi; }
+    static double exact(int m, int i) {
+      double xi = (double)i / (nx0 - 1);
+      return ce[m][0] + term(m, xi);
+    }
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i) {
+        int nx0 = i % 5; /* hides the global in the body, not in exact */
+        y[i] = x[i] + exact(nx0, i);
+      }
+    })",
+                     {{"x", 0, false}, {"y", 1, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  for (const char *Part :
+       {"static double fpm_f_term(int m, double xi, __global const double "
+        "*fpm_v_ce) {\n  return fpm_v_ce[m * 13 + 1] * xi;\n}\n",
+        "static double fpm_f_exact(int m, int i, const int fpm_v_nx0, "
+        "__global const double *fpm_v_ce) {\n",
+        "return fpm_v_ce[m * 13 + 0] + fpm_f_term(m, xi, fpm_v_ce);",
+        "__kernel void k(const int fpm_lower, const long fpm_step, const int "
+        "fpm_v_nx0, __global const double *x, __global double *y, __global "
+        "const double *fpm_v_ce)",
+        "y[i] = x[i] + fpm_f_exact(nx0, i, fpm_v_nx0, fpm_v_ce);"})
+    EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
+  ASSERT_EQ(Out.Params.size(), 6u);
+  EXPECT_EQ(Out.Params[2].K, fpm::KernelParam::Kind::Scalar);
+  EXPECT_EQ(Out.Params[2].HostExpr, "nx0");
+  EXPECT_EQ(Out.Params[5].K, fpm::KernelParam::Kind::Whole);
+  EXPECT_EQ(Out.Params[5].HostExpr, "ce");
+  EXPECT_EQ(Out.Params[5].Name, "in(ce[0:5])");
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+
+  // A clause that names the global: the helper gets the clause's buffer.
+  // Without a ClauseArray::Decl, the emitter cannot tell it is the same.
+  const char *Named = R"(
+    static double *tbl;
+    static double get(int i) { return tbl[i % 4]; }
+    void f(int n, const double *x, double *y) {
+      for (int i = 0; i < n; ++i)
+        y[i] = x[i] + get(i);
+    })";
+  Out = emit(Named, {{"x", 0, false}, {"tbl", 1, false}, {"y", 2, true}});
+  EXPECT_TRUE(contains(Out.Refusal, "function 'get' reads 'tbl', declared "
+                                    "outside it, and the pragma's clauses "
+                                    "name a 'tbl' that may be another"))
+      << Out.Refusal;
+  Out = emit(Named, {{"x", 0, false}, {"y", 2, true}});
+  EXPECT_TRUE(contains(Out.Refusal, "add in(tbl[0:n]) to the pragma"))
+      << Out.Refusal;
+  EXPECT_EQ(Out.RefusalLine, 3u);
+}
+
 TEST(KernelEmitterTest, BodyRedeclaringAKernelNameGetsABlock) {
   // C lets the body declare, at its top, a name it has just read from the
   // host (or the loop variable's): the kernel's top block has the
@@ -881,6 +940,31 @@ INSTANTIATE_TEST_SUITE_P(
                     "  for (int i = 0; i < n; ++i)\n"
                     "    y[i] = x[i] + z[i];\n}\n",
                     "'z', which no data clause names", 7},
+        RefusalCase{"helper writing a global",
+                    "static double g[64];\n"
+                    "static void put(int i, double v) { g[i % 64] = v; }\n"
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i) {\n"
+                    "    put(i, x[i]); y[i] = x[i]; }\n}\n",
+                    "function 'put' writes 'g', declared outside it", 6},
+        RefusalCase{"helper reading a thread-local global",
+                    "static _Thread_local double t;\n"
+                    "static double get(void) { return t; }\n"
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i)\n"
+                    "    y[i] = x[i] * get();\n}\n",
+                    "reads 't', declared outside it as thread-local", 6},
+        RefusalCase{"body writing a global no clause names",
+                    "static double g[64];\n"
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i) {\n"
+                    "    g[i % 64] = x[i]; y[i] = x[i]; }\n}\n",
+                    "writes the array 'g', which no data clause names", 8},
+        RefusalCase{"extern declaration in the body",
+                    "void f(int n, double *x, double *y) {\n"
+                    "  for (int i = 0; i < n; ++i) {\n"
+                    "    extern double g; y[i] = x[i] * g; }\n}\n",
+                    "declares 'g' extern inside a function", 7},
         RefusalCase{"local pointer",
                     "void f(int n, double *x, double *y) {\n"
                     "  for (int i = 0; i < n; ++i) {\n"
