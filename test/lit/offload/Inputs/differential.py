@@ -430,7 +430,10 @@ class Program:
             self.setup.append("#define AT(i) a[(i)]")
             self.after.insert(0, "#undef AT")
             self.target = "AT(v)"
-        if self.inout:
+        # An update through a permutation (scatter) is refused as a possible
+        # histogram: fpm cannot see that perm is one. Such a program only
+        # writes.
+        if self.inout and not self.has("scatter"):
             value = "(%s + (%s)%s)" % (value, self.domain, self.target)
         body = []
         if self.chance("private", 0.3) or self.has("repeated-clauses"):
