@@ -87,9 +87,11 @@ enum fpm_arg_kind {
                             `size` bytes per work-group of each launch, and
                             work-group g stores its partial result at
                             element get_group_id(0) */
-  FPM_ARG_ORIGIN = 6     /* kernels only: a long, the `origin` of the array
+  FPM_ARG_ORIGIN = 6,    /* kernels only: a long, the `origin` of the array
                             of argument `offset`: where its element 0 is in
                             the buffer the kernel gets (fpm_origin_arg) */
+  FPM_ARG_END = 7        /* kernels only: a ulong, the end of the launch's
+                            range of logical iterations (fpm_end_arg) */
 };
 
 typedef struct fpm_arg {
@@ -164,13 +166,15 @@ int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
 /*
  * OpenCL: the same loop may also run on OpenCL devices, with a kernel that
  * does on the device what `body` does on the CPU. The kernel receives the
- * chunk as its global work offset and size: work-item get_global_id(0) is
- * logical iteration k, and it indexes the arrays exactly as the host does
- * (each buffer argument is the whole array on the device; only the sections
- * a chunk touches are copied in and out). Its arguments are fpm_args in the
- * kernel's parameter order; for a kernel of more than one iteration, a
- * written section must move with k (|stride| >= count > 0). Shared
- * (stride 0) inputs are copied to each device once per loop call.
+ * chunk as its global work offset and size (rounded up to whole
+ * work-groups for a kernel that takes FPM_ARG_END, below): work-item
+ * get_global_id(0) is logical iteration k, and it indexes the arrays
+ * exactly as the host does (each buffer argument is the whole array on the
+ * device; only the sections a chunk touches are copied in and out). Its
+ * arguments are fpm_args in the kernel's parameter order; for a kernel of
+ * more than one iteration, a written section must move with k
+ * (|stride| >= count > 0). Shared (stride 0) inputs are copied to each
+ * device once per loop call.
  */
 
 /* A FPM_ARG_SCALAR argument: the `size` bytes at `value`, read when the loop
@@ -182,6 +186,17 @@ fpm_arg fpm_scalar_arg(const void *value, size_t size);
    before indexing: `__global double *p, const long fpm_origin_p` ...
    `p += fpm_origin_p;`. */
 fpm_arg fpm_origin_arg(int array);
+
+/* A FPM_ARG_END argument: the end of the range a launch runs, a ulong.
+   A kernel that takes one is launched in whole work-groups of one size,
+   from the range's first iteration to past its end, and its work-items at
+   or past the end must do nothing but take part in their group's barriers
+   (a reduction's identity); `if (get_global_id(0) >= fpm_end) return;`
+   without them. A kernel without one runs no work-item outside the range:
+   its range's rest past the whole groups is launched apart, in groups of
+   one work-item. (OpenCL implementations such as PoCL compile a kernel
+   again for every work-group size it is launched with.) */
+fpm_arg fpm_end_arg(void);
 
 /* The OpenCL side of a loop. Zero-initialise, then set fields. */
 typedef struct fpm_kernel {

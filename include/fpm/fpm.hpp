@@ -181,6 +181,17 @@ public:
     return *this;
   }
 
+  /// The end of the range each launch runs (FPM_ARG_END, fpm_end_arg): the
+  /// kernel then runs in whole work-groups past it, and its work-items
+  /// there must do nothing.
+  Kernel &end() {
+    Arg arg;
+    arg.kind = FPM_ARG_END;
+    arg.bytes = sizeof(std::uint64_t);
+    args_.push_back(std::move(arg));
+    return *this;
+  }
+
   /// Calls `use(const fpm_kernel &)` with the C description, valid during
   /// the call.
   template <class Use> decltype(auto) withDescription(Use &&use) const {

@@ -345,6 +345,13 @@ extern "C" fpm_arg fpm_origin_arg(int array) {
   return arg;
 }
 
+extern "C" fpm_arg fpm_end_arg(void) {
+  fpm_arg arg{};
+  arg.kind = FPM_ARG_END;
+  arg.size = sizeof(std::uint64_t);
+  return arg;
+}
+
 namespace {
 
 /// Says on stderr, once per loop of the process, that `loop` runs on the

@@ -86,6 +86,8 @@ KernelArg::Kind kindOf(int kind, const std::string &where) {
     return KernelArg::Kind::Reduction;
   case FPM_ARG_ORIGIN:
     return KernelArg::Kind::Origin;
+  case FPM_ARG_END:
+    return KernelArg::Kind::End;
   default:
     throw std::invalid_argument(where + "unknown kind " + std::to_string(kind));
   }
@@ -202,6 +204,12 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
       // Its array may come later: checked below, its value taken there.
       arg.offset = in.offset;
       arg.size = sizeof(std::int64_t);
+      spec.args.push_back(arg);
+      continue;
+    }
+    if (arg.kind == KernelArg::Kind::End) {
+      // Set at every launch.
+      arg.size = sizeof(std::uint64_t);
       spec.args.push_back(arg);
       continue;
     }

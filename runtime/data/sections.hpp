@@ -88,7 +88,7 @@ std::vector<SectionRect> clipRects(std::span<const SectionRect> rects,
 
 /// One kernel argument (fpm_arg), checked.
 struct KernelArg {
-  enum class Kind { Scalar, In, Out, InOut, Local, Reduction, Origin };
+  enum class Kind { Scalar, In, Out, InOut, Local, Reduction, Origin, End };
   Kind kind = Kind::Scalar;
   void *data = nullptr;
   /// Scalar or local bytes; bytes per array element or reduction value.
@@ -141,6 +141,14 @@ struct KernelSpec {
   std::string name;
   std::string options;
   std::vector<KernelArg> args;
+  /// Whether the kernel takes its launch's end (FPM_ARG_END), and so may
+  /// be launched past it in whole work-groups.
+  bool bounded() const {
+    for (const KernelArg &arg : args)
+      if (arg.kind == KernelArg::Kind::End)
+        return true;
+    return false;
+  }
 };
 
 /// Checks `kernel` for a loop of `tripCount` iterations and reads its

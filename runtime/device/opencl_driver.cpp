@@ -277,8 +277,9 @@ bool OpenClDriver::run(WorkFeed &feed) {
             "clSetKernelArg");
         continue;
       }
-      if (arg.kind == KernelArg::Kind::Reduction)
-        continue; // a buffer per launch (enqueue)
+      if (arg.kind == KernelArg::Kind::Reduction ||
+          arg.kind == KernelArg::Kind::End)
+        continue; // set per launch (enqueue)
       if (arg.buffer == a) {
         const auto [flags, bytes] = bufferOf(kernel_, a);
         buffers[a] = device_.acquireBuffer(flags, bytes);
@@ -393,37 +394,49 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
     before.push_back(event.get());
   for (const opencl::EventRef &event : sharedUploads)
     before.push_back(event.get());
-  // Whole work-groups of `groupSize` from the range's start, then the
-  // rest: a range starts and ends on multiples of OpenClWorkGroupSize but
-  // at the loop's end and where it meets a CPU thread's (work_pool.hpp).
+  // One launch per range in whole work-groups of `groupSize`, one local
+  // size for the kernel: PoCL compiles a kernel again for every local size
+  // (0.4-2 s each), and a range's rest past its whole groups takes a new
+  // size at every split. A range starts and ends on multiples of
+  // OpenClWorkGroupSize but at the loop's end and where it meets a CPU
+  // thread's (work_pool.hpp). A kernel that takes the range's end
+  // (FPM_ARG_END: every generated one) runs the rest in a last group padded
+  // past the end, whose extra work-items do nothing; one that does not
+  // must run no iteration outside the range, so its rest is launched apart
+  // in groups of one work-item, a second local size but never a third.
   const auto size = static_cast<std::size_t>(range.size());
+  const std::size_t begin = static_cast<std::size_t>(range.begin);
   const std::size_t whole = size / groupSize * groupSize;
-  const std::size_t parts[2][2] = {
-      {static_cast<std::size_t>(range.begin), whole},
-      {static_cast<std::size_t>(range.begin) + whole, size - whole}};
-  for (const auto &[offset, items] : parts) {
-    if (items == 0)
+  const bool bounded = kernel_.bounded();
+  const std::size_t padded = (size + groupSize - 1) / groupSize * groupSize;
+  const std::size_t one = 1;
+  struct Launch {
+    std::size_t offset, items;
+    const std::size_t *local;
+  };
+  const Launch launches[2] = {
+      {begin, bounded ? padded : whole, &groupSize},
+      {begin + whole, bounded ? 0 : size - whole, &one}};
+  for (const Launch &launch : launches) {
+    if (launch.items == 0)
       continue;
     cl_event launched = nullptr;
-    // The rest in groups of one work-item: PoCL compiles a kernel per
-    // local size, and one size for every rest compiles once (its own
-    // choice differs with the rest's size). A kernel with reductions
-    // stores one partial result per group, so its rest is one group.
-    const bool reduces = reductions_ && reductions_->reductions().size() > 0;
-    const std::size_t single = 1;
-    const std::size_t *local = items == whole ? &groupSize
-                               : reduces      ? &items
-                                              : &single;
-    // Each launch's work-groups store their partial results from element
-    // 0 of buffers of their own.
-    const std::size_t groups = items == whole ? items / groupSize : 1;
     for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
       const KernelArg &arg = kernel_.args[a];
+      if (arg.kind == KernelArg::Kind::End) {
+        const cl_ulong end = static_cast<cl_ulong>(range.end);
+        opencl::check(
+            clSetKernelArg(kernel, static_cast<cl_uint>(a), sizeof end, &end),
+            "clSetKernelArg");
+        continue;
+      }
       if (arg.kind != KernelArg::Kind::Reduction)
         continue;
+      // Each launch's work-groups store their partial results from element
+      // 0 of buffers of their own.
       LaunchPartials &partials = chunk.partials.emplace_back();
       partials.arg = a;
-      partials.bytes = groups * arg.size;
+      partials.bytes = launch.items / *launch.local * arg.size;
       partials.buffer =
           device_.acquireBuffer(CL_MEM_WRITE_ONLY, partials.bytes);
       partials.host.resize(partials.bytes);
@@ -432,7 +445,8 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
                     "clSetKernelArg");
     }
     opencl::check(clEnqueueNDRangeKernel(
-                      device_.computeQueue(), kernel, 1, &offset, &items, local,
+                      device_.computeQueue(), kernel, 1, &launch.offset,
+                      &launch.items, launch.local,
                       static_cast<cl_uint>(before.size()),
                       before.empty() ? nullptr : before.data(), &launched),
                   "clEnqueueNDRangeKernel");

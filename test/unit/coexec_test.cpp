@@ -70,6 +70,10 @@ const char *const EverySchedule[] = {
     "optimal", "wdah",    "wdah, 10", "wdah_heuristic", "pss",       "css(3)",
     "gss",     "gss, 80", "fss",      "fss, 50",        "tss",       "tss, 30"};
 
+/// The work-group size the runtime launches kernels with on PoCL
+/// (OpenClWorkGroupSize).
+constexpr int OpenClGroup = 64;
+
 const char *const Faults[] = {"opencl0:0", "opencl0:1", "opencl0:2",
                               "opencl0:2:wait"};
 
@@ -1142,6 +1146,68 @@ __kernel void widen(__global long *v, __local int *scratch) {
                 static_cast<std::int64_t>(k) * 1000000007 * 3 + 1 + 4000000000)
           << "k = " << k;
   }
+}
+
+TEST_F(CoexecKernelTest, AKernelThatTakesTheEndRunsOneLocalSize) {
+  // Each work-item of the range stores its work-group's size. A kernel
+  // that takes the launch's end (FPM_ARG_END) is launched in whole groups
+  // of one size, the last padded past the range's end; one that does not
+  // runs the rest past a range's whole groups in groups of one work-item:
+  // two sizes, never more, whatever the rests (PoCL compiles a kernel per
+  // local size). The CPU stores 1000. Every iteration runs once: a second
+  // run stores -1.
+  const char *const bounded = R"(
+__kernel void sizes(__global int *size, const ulong end) {
+  const size_t k = get_global_id(0);
+  if (k >= end)
+    return;
+  size[k] = size[k] == 0 ? (int)get_local_size(0) : -1;
+}
+)";
+  const char *const unbounded = R"(
+__kernel void sizes(__global int *size) {
+  const size_t k = get_global_id(0);
+  size[k] = size[k] == 0 ? (int)get_local_size(0) : -1;
+}
+)";
+  for (const bool end : {true, false})
+    for (const char *devices : {"gpu", "all"})
+      for (const char *schedule : {"auto", "gss", "fss, 50", "equal"})
+        for (std::int64_t trips : {1, 63, 65, 1000, 4099}) {
+          const std::string where = std::string(end ? "end" : "no end") + ", " +
+                                    devices + ", " + schedule + ", " +
+                                    std::to_string(trips);
+          SCOPED_TRACE(where);
+          const ScopedEnv selection("FPM_DEVICES", devices);
+          std::vector<int> size(static_cast<std::size_t>(trips), 0);
+          fpm::Kernel kernel =
+              fpm::Kernel::fromSource(end ? bounded : unbounded, "sizes")
+                  .inout(size.data(), trips, fpm::perIteration(1, 1));
+          if (end)
+            kernel.end();
+          testing::internal::CaptureStderr();
+          fpm::parallelFor(
+              namedLoop(("coexec.sizes." + where).c_str(), schedule), trips,
+              kernel, [&](std::int64_t begin, std::int64_t last) {
+                for (std::int64_t k = begin; k < last; ++k) {
+                  int &s = size[static_cast<std::size_t>(k)];
+                  s = s == 0 ? 1000 : -1;
+                }
+              });
+          EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+          for (std::int64_t k = 0; k < trips; ++k) {
+            const int s = size[static_cast<std::size_t>(k)];
+            ASSERT_TRUE(s == 1000 || s == OpenClGroup || (!end && s == 1))
+                << "iteration " << k << ": " << s;
+            // A device alone takes the loop whole: whole groups, and the
+            // rest at its end.
+            if (std::string(devices) == "gpu")
+              ASSERT_EQ(s, end || k < trips / OpenClGroup * OpenClGroup
+                               ? OpenClGroup
+                               : 1)
+                  << "iteration " << k;
+          }
+        }
 }
 
 TEST_F(CoexecFaultTest, RealFailuresOnTheDevice) {

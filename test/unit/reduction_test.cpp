@@ -318,6 +318,33 @@ __kernel void summax(__global const double *x, __global double *sum,
 }
 )";
 
+/// SumMaxSource for a kernel that takes the launch's end (FPM_ARG_END):
+/// its last work-group runs past the range, whose work-items there keep
+/// each operator's identity but take part in the group's reduction.
+constexpr const char *SumMaxEndSource = R"(
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void summax(__global const double *x, __global double *sum,
+                     __global long *top, const ulong end) {
+  __local double s[64];
+  __local long t[64];
+  const size_t l = get_local_id(0);
+  const bool in = get_global_id(0) < end;
+  s[l] = in ? x[get_global_id(0)] : 0;
+  t[l] = in ? (long)x[get_global_id(0)] : LONG_MIN;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (l == 0) {
+    double a = 0;
+    long m = LONG_MIN;
+    for (size_t j = 0; j < get_local_size(0); ++j) {
+      a += s[j];
+      m = max(m, t[j]);
+    }
+    sum[get_group_id(0)] = a;
+    top[get_group_id(0)] = m;
+  }
+}
+)";
+
 class ReductionOnDevicesTest : public testing::Test {
 protected:
   void SetUp() override {
@@ -334,7 +361,9 @@ protected:
 
   /// x[k] = contribution(k) + k / 1024 (exact in binary), summed and
   /// maxed from sum = 0.5, top = -100.
-  Result run(const char *name, const char *schedule, std::int64_t trips) {
+  /// `end`: the kernel takes the launch's end (SumMaxEndSource).
+  Result run(const char *name, const char *schedule, std::int64_t trips,
+             bool end = false) {
     x_.resize(static_cast<std::size_t>(trips));
     for (std::int64_t k = 0; k < trips; ++k)
       x_[static_cast<std::size_t>(k)] =
@@ -345,18 +374,19 @@ protected:
     const fpm_reduction reductions[] = {
         {FPM_REDUCE_ADD, FPM_TYPE_DOUBLE, &result.sum},
         {FPM_REDUCE_MAX, FPM_TYPE_INT64, &result.top}};
-    fpm_arg args[3] = {{FPM_ARG_IN, x_.data(), sizeof(double),
+    fpm_arg args[4] = {{FPM_ARG_IN, x_.data(), sizeof(double),
                         static_cast<std::int64_t>(x_.size()), 0, 1, 1, 0, 0,
                         nullptr, 0, 0},
                        {FPM_ARG_REDUCTION, nullptr, sizeof(double), 0, 0, 0, 0,
                         0, 0, nullptr, 0, 0},
                        {FPM_ARG_REDUCTION, nullptr, sizeof(long long), 0, 1, 0,
-                        0, 0, 0, nullptr, 0, 0}};
+                        0, 0, 0, nullptr, 0, 0},
+                       fpm_end_arg()};
     fpm_kernel kernel{};
-    kernel.source = SumMaxSource;
+    kernel.source = end ? SumMaxEndSource : SumMaxSource;
     kernel.name = "summax";
     kernel.args = args;
-    kernel.arg_count = 3;
+    kernel.arg_count = end ? 4 : 3;
     struct Host {
       const double *x;
       std::atomic<int> onCpu{0};
@@ -404,6 +434,31 @@ TEST_F(ReductionOnDevicesTest, EverySchedule) {
         SCOPED_TRACE(std::string(devices) + ", " + schedule + ", " +
                      std::to_string(trips));
         const Result result = run(nullptr, schedule, trips);
+        ASSERT_EQ(result.status, FPM_OK) << fpm_last_error();
+        EXPECT_EQ(result.sum, expectedSum(trips));
+        long long top = -100;
+        for (std::int64_t k = 0; k < trips; ++k)
+          top = std::max(
+              top, static_cast<long long>(x_[static_cast<std::size_t>(k)]));
+        EXPECT_EQ(result.top, top);
+        if (std::string(devices) == "gpu")
+          EXPECT_EQ(result.onCpu, 0);
+      }
+  }
+}
+
+TEST_F(ReductionOnDevicesTest, AKernelThatTakesTheEndRunsWholeGroups) {
+  // Ranges of every rest past their whole work-groups, each one launch of
+  // whole groups: one partial result per group, the padding's identities
+  // among them.
+  const ScopedThreads team(2);
+  for (const char *devices : {"gpu", "all"}) {
+    const ScopedEnv selection("FPM_DEVICES", devices);
+    for (const char *schedule : {"equal", "auto", "gss", "fss, 50"})
+      for (std::int64_t trips : {1, 63, 65, 100, 4099}) {
+        SCOPED_TRACE(std::string(devices) + ", " + schedule + ", " +
+                     std::to_string(trips));
+        const Result result = run(nullptr, schedule, trips, true);
         ASSERT_EQ(result.status, FPM_OK) << fpm_last_error();
         EXPECT_EQ(result.sum, expectedSum(trips));
         long long top = -100;

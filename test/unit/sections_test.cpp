@@ -524,6 +524,23 @@ TEST(KernelFitsTest, AnArrayBelowElementZeroNeedsItsOrigin) {
   testing::internal::GetCapturedStderr();
 }
 
+TEST(KernelFitsTest, TheEndIsALongTheRuntimeSets) {
+  // fpm_end_arg(): no value of the caller's; the spec says the kernel may
+  // run past a range's end, in whole work-groups.
+  int a[8];
+  const OneArrayKernel bounded(array(FPM_ARG_INOUT, a, 8, 0, 1, 1),
+                               {fpm_end_arg()});
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &bounded.kernel, 8), 1)
+      << fpm_last_error();
+  EXPECT_EQ(bounded.args[1].kind, FPM_ARG_END);
+  const fpm::KernelSpec spec = fpm::makeKernelSpec(bounded.kernel, 8);
+  EXPECT_TRUE(spec.bounded());
+  EXPECT_EQ(spec.args[1].kind, fpm::KernelArg::Kind::End);
+  EXPECT_EQ(spec.args[1].size, sizeof(std::uint64_t));
+  const OneArrayKernel unbounded(array(FPM_ARG_INOUT, a, 8, 0, 1, 1));
+  EXPECT_FALSE(fpm::makeKernelSpec(unbounded.kernel, 8).bounded());
+}
+
 TEST(KernelFitsTest, AWrittenSectionStaysInItsArraysExtent) {
   // The buffer of in(g[i-1:3]) on an array g of 6, i = 0..5: g[-1] ..
   // g[6]; then written by 3 a row: g[-1] .. g[16].
