@@ -387,6 +387,9 @@ void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
       OS << "  " << Arg << ".clause = \"" << escapeString(P.Name) << "\";\n";
       break;
     }
+    case KernelParam::Kind::End:
+      OS << "fpm_end_arg();\n";
+      break;
     case KernelParam::Kind::Reduction:
       // One partial result per work-group, of the variable's size; the
       // runtime allocates them (fpm.h, FPM_ARG_REDUCTION).

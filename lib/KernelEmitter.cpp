@@ -1744,7 +1744,8 @@ GeneratedKernel KernelPrinter::run() {
         for (const Decl *D : DS->decls())
           if (const auto *VD = dyn_cast<VarDecl>(D))
             Redeclares |= KernelScope.contains(kernelName(VD));
-  if (Redeclares)
+  // With reductions, the body goes in a block of its own below.
+  if (Redeclares && Request.Reductions.empty())
     Statements = "  {\n" + indented(Statements) + "  }\n";
 
   GeneratedKernel K;
@@ -1846,6 +1847,20 @@ GeneratedKernel KernelPrinter::run() {
     P.Reduction = R;
     K.Params.push_back(P);
   }
+  // The launch's end, last: the runtime launches whole work-groups of one
+  // size (PoCL compiles a kernel per size), and the work-items past the end
+  // pad the last one. They return at once; with reductions they skip the
+  // body but not the group's barrier, and add the identity.
+  Params += ", const ulong fpm_end";
+  K.Params.push_back({KernelParam::Kind::End, "", 0, "", "", {}});
+  std::string Padding;
+  if (Request.Reductions.empty())
+    Padding = "  if (get_global_id(0) >= fpm_end)\n"
+              "    return; /* the last work-group's padding */\n";
+  else
+    Statements = "  if (get_global_id(0) < fpm_end) { /* past the end: the "
+                 "identity */\n" +
+                 indented(Statements) + "  }\n";
 
   // Private variables declared outside the loop: each work-item's own.
   llvm::StringSet<> Declared;
@@ -1881,7 +1896,7 @@ GeneratedKernel KernelPrinter::run() {
     OS << P;
   OS << Helpers;
   OS << "__kernel void " << K.Name << "(" << Params << ") {\n";
-  OS << OriginMoves;
+  OS << Padding << OriginMoves;
   OS << "  const " << VarType << " " << kernelName(Var) << " = (" << VarType
      << ")((ulong)fpm_lower + (ulong)get_global_id(0) * (ulong)fpm_step);\n";
   OS << BoolDecls << PrivateDecls << ReductionDecls << Statements << Reduce

@@ -78,10 +78,12 @@ struct KernelParam {
                ///< work-group; HostExpr names the variable
     Origin,    ///< where element 0 of data section Section's array is in its
                ///< buffer (FPM_ARG_ORIGIN), a long
-    Whole      ///< a global array of constant extent that the loop reads and
+    Whole,     ///< a global array of constant extent that the loop reads and
                ///< no data clause names: HostExpr names it, and the host
                ///< passes all of it as a shared FPM_ARG_IN (copied once per
                ///< call)
+    End        ///< the end of the launch's range (FPM_ARG_END), a ulong: the
+               ///< work-items past it pad the last work-group
   };
   Kind K = Kind::Scalar;
   /// Scalar, Whole: the host's variable; Extent: the expression the host

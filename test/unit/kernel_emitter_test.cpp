@@ -177,18 +177,26 @@ TEST(KernelEmitterTest, RowsOfAMatrixProduct) {
   EXPECT_TRUE(contains(Out.Source, "#pragma OPENCL FP_CONTRACT OFF"))
       << Out.Source;
   EXPECT_FALSE(contains(Out.Source, "cl_khr_fp64"));
+  // The launch's end comes last; the work-items past it, which pad the
+  // last work-group, return first.
   EXPECT_TRUE(contains(Out.Source,
                        "__kernel void k(const int fpm_lower, const long "
                        "fpm_step, const int n, __global const float *A, "
-                       "__global const float *B, __global float *C)"));
+                       "__global const float *B, __global float *C, const "
+                       "ulong fpm_end) {\n"
+                       "  if (get_global_id(0) >= fpm_end)\n"
+                       "    return; /* the last work-group's padding */\n"
+                       "  const int i = "))
+      << Out.Source;
   EXPECT_TRUE(contains(Out.Source, "(ulong)get_global_id(0)")) << Out.Source;
   EXPECT_TRUE(contains(Out.Source, "s += A[i * n + k] * B[k * n + j];"))
       << Out.Source;
-  ASSERT_EQ(Out.Params.size(), 6u);
+  ASSERT_EQ(Out.Params.size(), 7u);
   EXPECT_EQ(Out.Params[2].K, fpm::KernelParam::Kind::Scalar);
   EXPECT_EQ(Out.Params[2].HostExpr, "n");
   EXPECT_EQ(Out.Params[5].K, fpm::KernelParam::Kind::Array);
   EXPECT_EQ(Out.Params[5].Section, 2u);
+  EXPECT_EQ(Out.Params[6].K, fpm::KernelParam::Kind::End);
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
 
@@ -202,10 +210,12 @@ TEST(KernelEmitterTest, AnArrayWithAnOriginMovesToItsElementZero) {
                      {{"src", 0, false, true}, {"b", 1, true}});
   ASSERT_EQ(Out.Refusal, "");
   EXPECT_TRUE(contains(Out.Source, "__global const double *src, const long "
-                                   "fpm_origin_src, __global double *b) {\n"
+                                   "fpm_origin_src, __global double *b, "))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "padding */\n"
                                    "  src += fpm_origin_src;\n"))
       << Out.Source;
-  ASSERT_EQ(Out.Params.size(), 5u);
+  ASSERT_EQ(Out.Params.size(), 6u);
   EXPECT_EQ(Out.Params[2].K, fpm::KernelParam::Kind::Array);
   EXPECT_EQ(Out.Params[3].K, fpm::KernelParam::Kind::Origin);
   EXPECT_EQ(Out.Params[3].Section, 0u);
@@ -227,8 +237,8 @@ TEST(KernelEmitterTest, ArraysOfSeveralDimensionsAreFlat) {
   EXPECT_TRUE(contains(Out.Source, "int j;")) << Out.Source;
   EXPECT_TRUE(contains(Out.Source, "B[i * 8 + j] = A[i * fpm_d1_A + j] * 2 + "
                                    "A[i * fpm_d1_A + 0];"));
-  ASSERT_EQ(Out.Params.back().K, fpm::KernelParam::Kind::Extent);
-  EXPECT_EQ(Out.Params.back().HostExpr, "(sizeof(A[0]) / sizeof(A[0][0]))");
+  ASSERT_EQ(Out.Params.end()[-2].K, fpm::KernelParam::Kind::Extent);
+  EXPECT_EQ(Out.Params.end()[-2].HostExpr, "(sizeof(A[0]) / sizeof(A[0][0]))");
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
 
@@ -482,7 +492,7 @@ TEST(KernelEmitterTest, VariablesNamedAsBuiltinsAreRenamed) {
        {"static double fpm_f_twice(double dot_) {\n"
         "  double length_ = dot_ * 2;",
         "const int get_global_id_, __global const double *min_, __global long "
-        "*y, __global double *fpm_partial_barrier_)",
+        "*y, __global double *fpm_partial_barrier_, const ulong fpm_end)",
         "double barrier_ = 0; /* reduction(+: barrier) */",
         "double INFINITY_ = 0.5; double ufpm_l = 2;", "int abs_ = i % 7;",
         "y[i] = (long)abs((long)(min_[i])) + abs_;",
@@ -490,7 +500,7 @@ TEST(KernelEmitterTest, VariablesNamedAsBuiltinsAreRenamed) {
         "get_global_id_;",
         "barrier(CLK_LOCAL_MEM_FENCE);"})
     EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
-  ASSERT_EQ(Out.Params.size(), 6u);
+  ASSERT_EQ(Out.Params.size(), 7u);
   EXPECT_EQ(Out.Params[2].HostExpr, "get_global_id");
   EXPECT_EQ(Out.Params[3].HostExpr, "min");
   EXPECT_EQ(Out.Params[5].HostExpr, "barrier");
@@ -626,7 +636,7 @@ TEST(KernelEmitterTest, HostVariablesNamedWithAQualifier) {
         "fpm_v_w;\n    double scale = 7;\n"
         "    y[i] += scale * fpm_v_scale;\n  }\n"})
     EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
-  ASSERT_EQ(Out.Params.size(), 8u);
+  ASSERT_EQ(Out.Params.size(), 9u);
   EXPECT_EQ(Out.Params[2].HostExpr, "::cfg::scale");
   EXPECT_EQ(Out.Params[3].HostExpr, "::other::scale");
   EXPECT_EQ(Out.Params[4].HostExpr, "scale");
@@ -675,10 +685,10 @@ TEST(KernelEmitterTest, HelpersTakeTheGlobalsTheyRead) {
         "return fpm_v_ce[m * 13 + 0] + fpm_f_term(m, xi, fpm_v_ce);",
         "__kernel void k(const int fpm_lower, const long fpm_step, const int "
         "fpm_v_nx0, __global const double *x, __global double *y, __global "
-        "const double *fpm_v_ce)",
+        "const double *fpm_v_ce, const ulong fpm_end)",
         "y[i] = x[i] + fpm_f_exact(nx0, i, fpm_v_nx0, fpm_v_ce);"})
     EXPECT_TRUE(contains(Out.Source, Part)) << Part << "\n" << Out.Source;
-  ASSERT_EQ(Out.Params.size(), 6u);
+  ASSERT_EQ(Out.Params.size(), 7u);
   EXPECT_EQ(Out.Params[2].K, fpm::KernelParam::Kind::Scalar);
   EXPECT_EQ(Out.Params[2].HostExpr, "nx0");
   EXPECT_EQ(Out.Params[5].K, fpm::KernelParam::Kind::Whole);
@@ -750,7 +760,9 @@ TEST(KernelEmitterTest, CxxTemplateInstanceAndStdFunctions) {
 TEST(KernelEmitterTest, ReductionsAccumulatePerWorkItemAndPerGroup) {
   // A dot product: each work-item accumulates into its own `s`, set to 0;
   // work-item 0 combines the group's in work-item order and stores the
-  // group's partial result at get_group_id(0).
+  // group's partial result at get_group_id(0). The work-items past the
+  // launch's end skip the body, keep the identity and still reach the
+  // barrier.
   Outcome Out = emit(R"(
     double f(int n, const double *x, const double *y) {
       double s = 1;
@@ -762,27 +774,33 @@ TEST(KernelEmitterTest, ReductionsAccumulatePerWorkItemAndPerGroup) {
                      {{"s", fpm::ReductionOp::Add}});
   ASSERT_EQ(Out.Refusal, "");
   EXPECT_TRUE(contains(Out.Source, "__global const double *y, __global double "
-                                   "*fpm_partial_s) {"))
+                                   "*fpm_partial_s, const ulong fpm_end) {"))
       << Out.Source;
-  EXPECT_TRUE(contains(Out.Source, "  __local double fpm_group_s[64];\n"
-                                   "  double s = 0; /* reduction(+: s) */\n"
-                                   "  s += x[i] * y[i];\n"
-                                   "  const size_t fpm_l = get_local_id(0);\n"
-                                   "  fpm_group_s[fpm_l] = s;\n"
-                                   "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-                                   "  if (fpm_l == 0) {\n"
-                                   "    for (size_t fpm_j = 1; fpm_j < "
-                                   "get_local_size(0); ++fpm_j) {\n"
-                                   "      s = s + fpm_group_s[fpm_j];\n"
-                                   "    }\n"
-                                   "    fpm_partial_s[get_group_id(0)] = s;\n"
-                                   "  }\n"
-                                   "}\n"))
+  EXPECT_TRUE(contains(Out.Source,
+                       "  __local double fpm_group_s[64];\n"
+                       "  double s = 0; /* reduction(+: s) */\n"
+                       "  if (get_global_id(0) < fpm_end) { /* past "
+                       "the end: the identity */\n"
+                       "    s += x[i] * y[i];\n"
+                       "  }\n"
+                       "  const size_t fpm_l = get_local_id(0);\n"
+                       "  fpm_group_s[fpm_l] = s;\n"
+                       "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+                       "  if (fpm_l == 0) {\n"
+                       "    for (size_t fpm_j = 1; fpm_j < "
+                       "get_local_size(0); ++fpm_j) {\n"
+                       "      s = s + fpm_group_s[fpm_j];\n"
+                       "    }\n"
+                       "    fpm_partial_s[get_group_id(0)] = s;\n"
+                       "  }\n"
+                       "}\n"))
       << Out.Source;
-  ASSERT_EQ(Out.Params.size(), 5u);
+  EXPECT_FALSE(contains(Out.Source, "return;")) << Out.Source;
+  ASSERT_EQ(Out.Params.size(), 6u);
   EXPECT_EQ(Out.Params[4].K, fpm::KernelParam::Kind::Reduction);
   EXPECT_EQ(Out.Params[4].HostExpr, "s");
   EXPECT_EQ(Out.Params[4].Reduction, 0u);
+  EXPECT_EQ(Out.Params[5].K, fpm::KernelParam::Kind::End);
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
 
@@ -866,13 +884,13 @@ TEST(KernelEmitterTest, ContinueReachesTheReduction) {
            {{"x", 0, false}}, false, {}, {{"count", fpm::ReductionOp::Add}});
   ASSERT_EQ(Out.Refusal, "");
   EXPECT_FALSE(contains(Out.Source, "return;")) << Out.Source;
-  EXPECT_TRUE(contains(Out.Source, "  do {\n    if (x[i] < 0) {\n"
-                                   "      continue;\n    }\n"))
+  EXPECT_TRUE(contains(Out.Source, "    do {\n      if (x[i] < 0) {\n"
+                                   "        continue;\n      }\n"))
       << Out.Source;
-  EXPECT_TRUE(contains(Out.Source, "  } while (0);\n"
+  EXPECT_TRUE(contains(Out.Source, "    } while (0);\n  }\n"
                                    "  const size_t fpm_l = get_local_id(0);"))
       << Out.Source;
-  EXPECT_TRUE(contains(Out.Source, "if (j == 1) {\n        continue;"))
+  EXPECT_TRUE(contains(Out.Source, "if (j == 1) {\n          continue;"))
       << Out.Source;
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
