@@ -16,10 +16,12 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/PrettyPrinter.h"
+#include "clang/AST/RecordLayout.h"
 #include "clang/AST/Stmt.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
@@ -218,6 +220,25 @@ std::string hostName(const VarDecl *VD) {
   return "::" + Qualifier + Name;
 }
 
+/// The variable E, an lvalue, is stored in: through members (not `->`),
+/// subscripts of arrays (not of pointers) and parentheses; null if none.
+const VarDecl *storageOf(const Expr *E) {
+  while (true) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *ME = dyn_cast<MemberExpr>(E); ME && !ME->isArrow()) {
+      E = ME->getBase();
+    } else if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E)) {
+      E = ASE->getBase()->IgnoreParenImpCasts();
+      if (!E->getType()->isArrayType())
+        return nullptr;
+    } else if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+      return dyn_cast<VarDecl>(DRE->getDecl());
+    } else {
+      return nullptr;
+    }
+  }
+}
+
 /// Lines one level in, for a block around them.
 std::string indented(StringRef Lines) {
   std::string Inner;
@@ -279,7 +300,9 @@ private:
     throw Refused();
   }
 
+  std::optional<std::string> scalarSpelling(QualType C) const;
   std::string type(QualType T, SourceLocation Loc);
+  std::string recordType(const RecordDecl *RD, SourceLocation Loc);
   std::string declarator(QualType T, StringRef Name, SourceLocation Loc);
   void noteType(QualType T) {
     if (T->isSpecificBuiltinType(BuiltinType::Double))
@@ -291,6 +314,7 @@ private:
     if (Failure)
       throw Refused();
   }
+  void printValue(const Expr *E, QualType T, raw_ostream &OS);
   void printStmt(const Stmt *S, unsigned Indent, raw_ostream &OS);
   void printBlockOrStmt(const Stmt *S, unsigned Indent, raw_ostream &OS);
   void printDecl(const DeclStmt *DS, raw_ostream &OS);
@@ -349,6 +373,10 @@ private:
   /// which a name of the loop's own may hide in the kernel: each gets an
   /// `fpm_v_` name of its own.
   llvm::SmallPtrSet<const VarDecl *, 4> Qualified;
+  /// The variables whose storage the body writes into: a struct's member
+  /// (`s.v[i] = x`) of one declared outside the loop, which the kernel would
+  /// get by value.
+  llvm::SmallPtrSet<const VarDecl *, 4> WrittenHostVars;
   llvm::DenseMap<const VarDecl *, std::string> ScalarNames;
   llvm::StringSet<> ScalarNamesTaken;
   llvm::SetVector<const VarDecl *> ArraysUsed;
@@ -377,6 +405,16 @@ private:
   llvm::SmallVector<const FunctionDecl *, 4> HelpersInProgress;
   /// std::min and std::max, as small functions per type.
   std::vector<std::string> Prelude;
+  /// The host's structs: the definition and layout check of each, in the
+  /// order OpenCL C needs (the structs a struct holds first), and the name
+  /// and alignment each has in the kernel.
+  std::string Types;
+  struct Record {
+    std::string Name;
+    uint64_t Align = 1;
+  };
+  llvm::DenseMap<const RecordDecl *, Record> Records;
+  llvm::StringSet<> RecordNamesTaken;
 };
 
 bool KernelPrinter::isInsideLoop(const Decl *D) const {
@@ -661,6 +699,8 @@ void KernelPrinter::checkWrite(const Expr *Target, SourceLocation Loc) {
       E = UO->getSubExpr()->IgnoreParenImpCasts();
     else if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
       E = ASE->getBase()->IgnoreParenImpCasts();
+    else if (const auto *ME = dyn_cast<MemberExpr>(E))
+      E = ME->getBase()->IgnoreParenImpCasts();
     else if (const auto *BO = dyn_cast<BinaryOperator>(E);
              BO && BO->isAdditiveOp())
       E = (BO->getLHS()->getType()->isPointerType() ? BO->getLHS()
@@ -722,55 +762,202 @@ void KernelPrinter::checkClauseName(const DeclRefExpr *DRE, const VarDecl *VD) {
                "' that may be another variable: name it as the clauses do");
 }
 
+/// How OpenCL C spells C, a canonical arithmetic type of the host's without
+/// qualifiers: the same width and signedness (a 32-bit `long` has no
+/// spelling); none for a type OpenCL C lacks.
+std::optional<std::string> KernelPrinter::scalarSpelling(QualType C) const {
+  const auto *BT = C->getAs<BuiltinType>();
+  if (!BT)
+    return std::nullopt;
+  switch (BT->getKind()) {
+  case BuiltinType::Bool:
+    return "bool";
+  case BuiltinType::Char_S:
+  case BuiltinType::SChar:
+    return "char";
+  case BuiltinType::Char_U:
+  case BuiltinType::UChar:
+    return "uchar";
+  case BuiltinType::Short:
+    return "short";
+  case BuiltinType::UShort:
+    return "ushort";
+  case BuiltinType::Int:
+    return "int";
+  case BuiltinType::UInt:
+    return "uint";
+  case BuiltinType::Long:
+  case BuiltinType::LongLong:
+    if (Ctx.getTypeSize(C) == 64)
+      return "long";
+    break;
+  case BuiltinType::ULong:
+  case BuiltinType::ULongLong:
+    if (Ctx.getTypeSize(C) == 64)
+      return "ulong";
+    break;
+  case BuiltinType::Float:
+    return "float";
+  case BuiltinType::Double:
+    return "double";
+  default:
+    break;
+  }
+  return std::nullopt;
+}
+
 std::string KernelPrinter::type(QualType T, SourceLocation Loc) {
   QualType C = T.getCanonicalType();
   std::string Quals = C.isConstQualified() ? "const " : "";
   if (const auto *ET = C->getAs<EnumType>())
     C = ET->getDecl()->getIntegerType().getCanonicalType();
   noteType(C);
-  if (const auto *BT = C->getAs<BuiltinType>()) {
-    switch (BT->getKind()) {
-    case BuiltinType::Bool:
-      return Quals + "bool";
-    case BuiltinType::Char_S:
-    case BuiltinType::SChar:
-      return Quals + "char";
-    case BuiltinType::Char_U:
-    case BuiltinType::UChar:
-      return Quals + "uchar";
-    case BuiltinType::Short:
-      return Quals + "short";
-    case BuiltinType::UShort:
-      return Quals + "ushort";
-    case BuiltinType::Int:
-      return Quals + "int";
-    case BuiltinType::UInt:
-      return Quals + "uint";
-    case BuiltinType::Long:
-    case BuiltinType::LongLong:
-      if (Ctx.getTypeSize(C) == 64)
-        return Quals + "long";
-      break;
-    case BuiltinType::ULong:
-    case BuiltinType::ULongLong:
-      if (Ctx.getTypeSize(C) == 64)
-        return Quals + "ulong";
-      break;
-    case BuiltinType::Float:
-      return Quals + "float";
-    case BuiltinType::Double:
-      return Quals + "double";
-    default:
-      break;
-    }
-  }
+  if (std::optional<std::string> Spelling = scalarSpelling(C))
+    return Quals + *Spelling;
   if (C->isPointerType())
     refuse(Loc, "it uses a pointer that is not an array of a data clause");
-  if (C->isRecordType())
-    refuse(Loc, "it uses a " +
-                    std::string(C->isUnionType() ? "union" : "struct") + " ('" +
-                    T.getAsString(Policy) + "')");
+  if (const auto *RT = C->getAs<RecordType>())
+    return Quals + recordType(RT->getDecl(), Loc);
   refuse(Loc, "OpenCL C has no type '" + T.getAsString(Policy) + "'");
+}
+
+/// The kernel's name of RD, a struct of the host's (or a C++ class that is
+/// a standard-layout, trivially copyable aggregate without bases), emitted
+/// the first time with the members OpenCL C can hold (arithmetic types,
+/// structs, arrays of constant size of them) under their kernel names. A
+/// kernel's struct must have the host's layout: OpenCL C aligns each
+/// member to its size, so a host layout that does not (a packed struct, an
+/// aligned member, a target that aligns double to 4) is refused here, and a
+/// device whose compiler lays it out otherwise fails to build the kernel
+/// (its `fpm_check_` type has a negative size) and drops out, rather than
+/// read the host's bytes as other members.
+std::string KernelPrinter::recordType(const RecordDecl *RD,
+                                      SourceLocation Loc) {
+  const RecordDecl *Def = RD->getDefinition();
+  std::string Named = RD->getKindName().str() + " '" +
+                      Ctx.getRecordType(RD).getAsString(Policy) + "'";
+  if (!Def)
+    refuse(Loc, "it uses the incomplete " + Named);
+  if (auto It = Records.find(Def); It != Records.end())
+    return It->second.Name;
+  if (Def->isUnion())
+    refuse(Loc, "it uses the " + Named +
+                    ", and fpm offloads no unions (use a struct)");
+  auto Refuse = [&](const Twine &Why) {
+    refuse(Loc, "it uses the " + Named + ", " + Why);
+  };
+  if (const auto *Class = dyn_cast<CXXRecordDecl>(Def)) {
+    if (Class->getNumBases() > 0)
+      Refuse("which has a base class: fpm offloads structs of data members");
+    if (Class->isPolymorphic())
+      Refuse("which has virtual functions");
+    for (const FieldDecl *F : Def->fields())
+      if (F->getAccess() != AS_public)
+        Refuse("whose member '" + F->getName() + "' is not public");
+    if (!Class->isAggregate() || !Class->isTriviallyCopyable() ||
+        !Class->isStandardLayout())
+      Refuse("which is not a plain aggregate (it has a constructor, a "
+             "copy, an assignment or a destructor of its own)");
+  }
+  StringRef Name = Def->getName();
+  if (Name.empty())
+    if (const TypedefNameDecl *TD = Def->getTypedefNameForAnonDecl())
+      Name = TD->getName();
+  if (Name.empty())
+    Refuse("which has no name: give it a tag or a typedef name");
+  std::string Emitted = "fpm_t_" + Name.str();
+  for (unsigned K = 2; RecordNamesTaken.contains(Emitted); ++K)
+    Emitted = "fpm_t_" + Name.str() + "_" + std::to_string(K);
+  RecordNamesTaken.insert(Emitted); // before the structs it holds take one
+
+  // The members, each at the offset OpenCL C gives it, checked against the
+  // host's.
+  const ASTRecordLayout &Layout = Ctx.getASTRecordLayout(Def);
+  std::string Members, Checks;
+  uint64_t Offset = 0, Align = 1;
+  for (const FieldDecl *F : Def->fields()) {
+    std::string Member = "whose member '" + F->getName().str() + "'";
+    if (!F->getIdentifier())
+      Refuse("which has an unnamed member: name it");
+    if (F->isBitField())
+      Refuse(Member + " is a bit-field, whose layout each compiler chooses "
+                      "(make it a plain integer)");
+    QualType T = F->getType();
+    std::string Dims;
+    uint64_t Count = 1;
+    while (const ArrayType *AT = Ctx.getAsArrayType(T)) {
+      const auto *CAT = dyn_cast<ConstantArrayType>(AT);
+      if (!CAT)
+        Refuse(Member + " is an array of no constant size");
+      Dims += "[" + std::to_string(CAT->getSize().getZExtValue()) + "]";
+      Count *= CAT->getSize().getZExtValue();
+      T = AT->getElementType();
+    }
+    QualType C = T.getCanonicalType().getUnqualifiedType();
+    if (const auto *ET = C->getAs<EnumType>())
+      C = ET->getDecl()->getIntegerType().getCanonicalType();
+    std::string Spelling;
+    uint64_t Size = 0, MemberAlign = 0;
+    if (C->isBooleanType())
+      Refuse(Member + " is a bool, whose size OpenCL C leaves to the "
+                      "device (make it a char)");
+    if (C->isSpecificBuiltinType(BuiltinType::LongDouble))
+      Refuse(Member + " is a long double, which OpenCL C does not have");
+    if (C->isPointerType() || C->isMemberPointerType() || C->isReferenceType())
+      Refuse(Member + " is a pointer, which a device cannot follow (give "
+                      "what it points to a data clause of its own)");
+    if (C->isUnionType())
+      Refuse(Member + " is a union, and fpm offloads no unions");
+    if (const auto *RT = C->getAs<RecordType>()) {
+      Spelling = recordType(RT->getDecl(), Loc);
+      Size = Ctx.getTypeSizeInChars(C).getQuantity();
+      MemberAlign = Records.find(RT->getDecl()->getDefinition())->second.Align;
+    } else if (std::optional<std::string> S = scalarSpelling(C)) {
+      noteType(C);
+      Spelling = *S;
+      Size = MemberAlign = Ctx.getTypeSizeInChars(C).getQuantity();
+    } else {
+      Refuse(Member + " has the type '" + T.getAsString(Policy) +
+             "', which OpenCL C does not have");
+    }
+    Offset = llvm::alignTo(Offset, MemberAlign);
+    uint64_t HostOffset =
+        Ctx.toCharUnitsFromBits(Layout.getFieldOffset(F->getFieldIndex()))
+            .getQuantity();
+    if (HostOffset != Offset)
+      Refuse(Member + " is at byte " + Twine(HostOffset) +
+             " on the host and would be at byte " + Twine(Offset) +
+             " in OpenCL C, which aligns each member to its size (a packed "
+             "or aligned struct, or a target's own alignment)");
+    std::string Field = kernelIdentifier(F->getName());
+    Members += "  " + Spelling + " " + Field + Dims + ";\n";
+    if (F->getFieldIndex() > 0)
+      Checks += " && __builtin_offsetof(" + Emitted + ", " + Field +
+                ") == " + std::to_string(HostOffset);
+    Offset += Size * Count;
+    Align = std::max(Align, MemberAlign);
+  }
+  if (Members.empty())
+    Refuse("which has no member");
+  uint64_t HostSize = Layout.getSize().getQuantity();
+  if (llvm::alignTo(Offset, Align) != HostSize)
+    Refuse("whose size is " + Twine(HostSize) +
+           " bytes on the host and would be " +
+           Twine(llvm::alignTo(Offset, Align)) +
+           " in OpenCL C, which aligns each member to its size (a packed "
+           "or aligned struct, or a target's own alignment)");
+
+  Records[Def] = {Emitted, Align};
+  std::string Qualified;
+  llvm::raw_string_ostream QOS(Qualified);
+  Def->getNameForDiagnostic(QOS, Policy, /*Qualified=*/true);
+  if (Qualified != Name)
+    Types += "/* " + llvm::join(llvm::split(Qualified, "*/"), "* /") + " */\n";
+  Types += "typedef struct {\n" + Members + "} " + Emitted + ";\n";
+  Types += "typedef char fpm_check_" + Emitted.substr(6) + "[sizeof(" +
+           Emitted + ") == " + std::to_string(HostSize) + Checks +
+           " ? 1 : -1];\n";
+  return Emitted;
 }
 
 std::string KernelPrinter::declarator(QualType T, StringRef Name,
@@ -899,6 +1086,11 @@ void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
     OS << helperGlobal(VD, Loc);
     return;
   }
+  if (WrittenHostVars.contains(VD))
+    refuse(Loc, "it writes into '" + VD->getName() +
+                    "', declared outside the loop, which a device gets as a "
+                    "copy: the writes would not reach the host (keep what "
+                    "the loop writes in an array of a data clause)");
   Scalars.insert(VD);
   OS << scalarName(VD);
 }
@@ -978,6 +1170,8 @@ std::optional<Space> KernelPrinter::spaceOf(const Expr *Pointer) {
       E = UO->getSubExpr()->IgnoreParenImpCasts();
     else if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
       E = ASE->getBase()->IgnoreParenImpCasts();
+    else if (const auto *ME = dyn_cast<MemberExpr>(E))
+      E = ME->getBase()->IgnoreParenImpCasts();
     else if (const auto *BO = dyn_cast<BinaryOperator>(E);
              BO && BO->isAdditiveOp())
       E = (BO->getLHS()->getType()->isPointerType() ? BO->getLHS()
@@ -997,10 +1191,12 @@ std::optional<Space> KernelPrinter::spaceOf(const Expr *Pointer) {
   }
   if (clauseArray(VD))
     return Space::Global;
-  if (isInsideLoop(VD) && VD->getType()->isArrayType())
+  bool Aggregate =
+      VD->getType()->isArrayType() || VD->getType()->isRecordType();
+  if (isInsideLoop(VD) && Aggregate)
     return Space::Private;
   if (!Current.Fn && llvm::is_contained(Request.Private, VD->getName()) &&
-      VD->getType()->isArrayType())
+      Aggregate)
     return Space::Private;
   // A global's buffer (bufferName says which, as the argument is printed).
   if (isGlobal(VD) &&
@@ -1050,7 +1246,7 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
         printExpr(Arg, OS);
         OS << ")";
       } else {
-        printExpr(Arg, OS);
+        printValue(Arg, Param, OS);
       }
     }
     for (size_t I = 0; I < Extra.size(); ++I)
@@ -1219,6 +1415,20 @@ bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
     checkWrite(UO->getSubExpr(), Loc);
   if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
     return printSubscript(ASE, OS);
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+      Op && Op->getOperator() == OO_Equal) {
+    // A struct's trivial assignment is C's.
+    const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Op->getDirectCallee());
+    if (Method && Method->isTrivial() &&
+        (Method->isCopyAssignmentOperator() ||
+         Method->isMoveAssignmentOperator())) {
+      checkWrite(Op->getArg(0), Loc);
+      printExpr(Op->getArg(0), OS);
+      OS << " = ";
+      printValue(Op->getArg(1), Op->getArg(0)->getType(), OS);
+      return true;
+    }
+  }
   if (isa<CXXOperatorCallExpr, CXXMemberCallExpr>(E)) {
     const FunctionDecl *Callee = cast<CallExpr>(E)->getDirectCallee();
     refuse(Loc,
@@ -1235,8 +1445,9 @@ bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
   if (const auto *Cast = dyn_cast<ExplicitCastExpr>(E)) {
     OS << "(" << type(Cast->getType(), Loc) << ")";
     const Expr *Sub = Cast->getSubExprAsWritten();
-    bool Paren = !isa<ParenExpr, DeclRefExpr, IntegerLiteral, FloatingLiteral>(
-        Sub->IgnoreImpCasts());
+    // `S{x, y}` is the compound literal `(S){x, y}`.
+    bool Paren = !isa<ParenExpr, DeclRefExpr, IntegerLiteral, FloatingLiteral,
+                      InitListExpr>(Sub->IgnoreImpCasts());
     if (Paren)
       OS << "(";
     printExpr(Sub, OS);
@@ -1312,10 +1523,66 @@ bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
     QualType Base = ME->getBase()->getType();
     if (ME->isArrow())
       Base = Base->getPointeeType();
-    refuse(Loc,
-           "it uses a member of the " +
-               std::string(Base->isUnionType() ? "union" : "struct or class") +
-               " '" + Base.getUnqualifiedType().getAsString(Policy) + "'");
+    type(Base, ME->getBeginLoc()); // a struct the kernel can hold
+    const auto *Field = dyn_cast<FieldDecl>(ME->getMemberDecl());
+    if (!Field)
+      refuse(Loc, "it uses '" + ME->getMemberDecl()->getName() + "' of '" +
+                      Base.getUnqualifiedType().getAsString(Policy) +
+                      "', which is not a data member");
+    printExpr(ME->getBase(), OS);
+    OS << (ME->isArrow() ? "->" : ".") << kernelIdentifier(Field->getName());
+    return true;
+  }
+  if (const auto *Literal = dyn_cast<CompoundLiteralExpr>(E);
+      Literal && Literal->getType()->isRecordType()) {
+    OS << "(" << type(Literal->getType(), Loc) << ")";
+    printExpr(Literal->getInitializer(), OS);
+    return true;
+  }
+  if (const auto *Designated = dyn_cast<DesignatedInitExpr>(E)) {
+    // `.x = 1`, `[2] = 0`: members by their kernel names.
+    for (const DesignatedInitExpr::Designator &D : Designated->designators()) {
+      Expr::EvalResult R;
+      if (D.isFieldDesignator() && D.getFieldDecl())
+        OS << "." << kernelIdentifier(D.getFieldDecl()->getName());
+      else if (D.isArrayDesignator() &&
+               Designated->getArrayIndex(D)->EvaluateAsInt(R, Ctx))
+        OS << "[" << toString(R.Val.getInt(), 10) << "]";
+      else
+        refuse(Loc, "it uses a designator OpenCL C does not have here");
+    }
+    OS << " = ";
+    printExpr(Designated->getInit(), OS);
+    return true;
+  }
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(E)) {
+    // A copy of a struct, as C copies it (a trivial copy's arguments, a
+    // return value).
+    const CXXConstructorDecl *Ctor = Construct->getConstructor();
+    if (!Ctor->isTrivial() || !Ctor->isCopyOrMoveConstructor() ||
+        Construct->getNumArgs() != 1)
+      refuse(Loc, "it calls a constructor of '" +
+                      Construct->getType().getAsString(Policy) + "'");
+    printExpr(Construct->getArg(0), OS);
+    return true;
+  }
+  if (const auto *List = dyn_cast<InitListExpr>(E);
+      List && List->isSemanticForm()) {
+    // The kernel prints the list as written, which has no C++ default
+    // member initialisers (`double y = 2;`): C would make those members 0.
+    std::function<bool(const Expr *)> UsesDefault = [&](const Expr *Init) {
+      if (isa_and_nonnull<CXXDefaultInitExpr>(Init))
+        return true;
+      const auto *Inner = dyn_cast_or_null<InitListExpr>(Init);
+      return Inner && (llvm::any_of(Inner->inits(), UsesDefault) ||
+                       (Inner->hasArrayFiller() &&
+                        UsesDefault(Inner->getArrayFiller())));
+    };
+    if (UsesDefault(List))
+      refuse(Loc, "it leaves a member of '" +
+                      List->getType().getAsString(Policy) +
+                      "' to its default member initialiser, which OpenCL C "
+                      "does not have (initialise every member)");
   }
   if (isa<ParenExpr, BinaryOperator, ConditionalOperator, ConstantExpr,
           SubstNonTypeTemplateParmExpr, CharacterLiteral, CXXBoolLiteralExpr,
@@ -1328,8 +1595,8 @@ bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
 void KernelPrinter::printDecl(const DeclStmt *DS, raw_ostream &OS) {
   bool First = true;
   for (const Decl *D : DS->decls()) {
-    if (isa<TypedefNameDecl, StaticAssertDecl>(D))
-      continue; // types are printed canonical
+    if (isa<TypedefNameDecl, StaticAssertDecl, TagDecl>(D))
+      continue; // types are printed canonical, structs before the kernel
     const auto *VD = dyn_cast<VarDecl>(D);
     if (!VD)
       refuse(D->getLocation(), "it declares a type or function in the body");
@@ -1345,8 +1612,20 @@ void KernelPrinter::printDecl(const DeclStmt *DS, raw_ostream &OS) {
     OS << declarator(VD->getType(), kernelName(VD), VD->getLocation());
     if (const Expr *Init = VD->getInit()) {
       if (const auto *List = dyn_cast<InitListExpr>(Init->IgnoreImplicit());
-          List && !VD->getType()->isArrayType() && List->getNumInits() == 1)
+          List && VD->getType()->isScalarType() && List->getNumInits() == 1)
         Init = List->getInit(0);
+      // C++'s `S s;` and `S s = t;` of a struct: C's.
+      if (const auto *Construct =
+              dyn_cast<CXXConstructExpr>(Init->IgnoreImplicit());
+          Construct && Construct->getConstructor()->isTrivial()) {
+        if (Construct->getConstructor()->isDefaultConstructor() &&
+            !Construct->requiresZeroInitialization()) {
+          OS << ";";
+          continue;
+        }
+        if (Construct->getNumArgs() == 1)
+          Init = Construct->getArg(0);
+      }
       if (isa<CXXConstructExpr, ParenListExpr>(Init->IgnoreImplicit()))
         refuse(Init->getExprLoc(),
                "it initialises '" + VD->getName() + "' with a C++ constructor");
@@ -1355,6 +1634,17 @@ void KernelPrinter::printDecl(const DeclStmt *DS, raw_ostream &OS) {
     }
     OS << ";";
   }
+}
+
+/// E where a value of type T is wanted: C++'s braced list of a struct
+/// (`return {x, y};`, `f({x, y})`) as C's compound literal.
+void KernelPrinter::printValue(const Expr *E, QualType T, raw_ostream &OS) {
+  if (!T.isNull() && T->isRecordType() &&
+      isa<InitListExpr>(E->IgnoreImplicit()))
+    OS << "("
+       << type(T.getNonReferenceType().getUnqualifiedType(), E->getExprLoc())
+       << ")";
+  printExpr(E, OS);
 }
 
 void KernelPrinter::printBlockOrStmt(const Stmt *S, unsigned Indent,
@@ -1505,7 +1795,8 @@ void KernelPrinter::printStmt(const Stmt *S, unsigned Indent, raw_ostream &OS) {
     OS << "return";
     if (const Expr *Value = Return->getRetValue()) {
       OS << " ";
-      printExpr(Value, OS);
+      printValue(Value, Current.Fn ? Current.Fn->getReturnType() : QualType(),
+                 OS);
     }
     OS << ";";
     return;
@@ -1709,6 +2000,25 @@ GeneratedKernel KernelPrinter::run() {
       FindQualified(Child, InHelper);
   };
   FindQualified(LoopBody, false);
+  std::function<void(const Stmt *)> FindWrites = [&](const Stmt *S) {
+    if (!S)
+      return;
+    const Expr *Written = nullptr;
+    if (const auto *BO = dyn_cast<BinaryOperator>(S);
+        BO && BO->isAssignmentOp())
+      Written = BO->getLHS();
+    else if (const auto *UO = dyn_cast<UnaryOperator>(S);
+             UO && UO->isIncrementDecrementOp())
+      Written = UO->getSubExpr();
+    else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S);
+             Op && Op->isAssignmentOp())
+      Written = Op->getArg(0);
+    if (const VarDecl *VD = Written ? storageOf(Written) : nullptr)
+      WrittenHostVars.insert(VD);
+    for (const Stmt *Child : S->children())
+      FindWrites(Child);
+  };
+  FindWrites(LoopBody);
   std::string Statements;
   llvm::raw_string_ostream SOS(Statements);
   if (const auto *CS = dyn_cast<CompoundStmt>(LoopBody)) {
@@ -1892,6 +2202,10 @@ GeneratedKernel KernelPrinter::run() {
   OS << "#pragma OPENCL FP_CONTRACT OFF\n";
   if (UsesDouble)
     OS << "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  if (!Types.empty())
+    OS << "/* The host's structs; a compiler that lays one out otherwise "
+          "fails at its fpm_check_. */\n"
+       << Types;
   for (const std::string &P : Prelude)
     OS << P;
   OS << Helpers;

@@ -19,7 +19,9 @@
 // function named as an OpenCL built-in is no other function there), each
 // taking the globals it reads as parameters after its own, the user's
 // names kept away from OpenCL C's (`kernelIdentifier`). Work-item
-// get_global_id(0) is logical iteration k, as for hand-written kernels.
+// get_global_id(0) is logical iteration k, as for hand-written kernels. A
+// struct is declared before the kernel with the host's layout, which the
+// device's build checks: one that lays it out otherwise does not build it.
 //
 //===----------------------------------------------------------------------===//
 

@@ -48,6 +48,23 @@ QualType elementType(const ASTContext &Ctx, const VarDecl *Array) {
   return QualType();
 }
 
+/// Whether Assign, an assignment to an element of type T, writes all of it:
+/// a scalar, or a struct copied whole (in C++ by its trivial copy or move
+/// assignment, not an `operator=` of its own that may write a part).
+bool assignsWhole(const Expr *Assign, QualType T) {
+  if (T->isScalarType())
+    return true;
+  if (!T->isRecordType())
+    return false;
+  const auto *Call = dyn_cast<CXXOperatorCallExpr>(Assign);
+  if (!Call)
+    return true;
+  const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Call->getDirectCallee());
+  return Method && Method->isTrivial() &&
+         (Method->isCopyAssignmentOperator() ||
+          Method->isMoveAssignmentOperator());
+}
+
 /// `element 3`, `elements 1 to n - 2`.
 std::string elements(const IntPoly &First, const IntPoly &Last) {
   return First == Last ? "element " + First.str()
@@ -296,7 +313,7 @@ void LoopCheck::collectWrites(const Stmt *Root, const CallFrame *F,
         if (const auto *ASE =
                 dyn_cast<ArraySubscriptExpr>(Bin->LHS->IgnoreParens());
             ASE && !ASE->isInstantiationDependent() &&
-            ASE->getType()->isScalarType())
+            assignsWhole(cast<Expr>(S), ASE->getType()))
           if (std::optional<LoopPoly> Base =
                   pointerInto(ASE->getBase(), F, Array, ASE)) {
             WriteSite Site{ASE, F, std::nullopt};

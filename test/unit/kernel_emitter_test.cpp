@@ -911,6 +911,316 @@ TEST(KernelEmitterTest, LongDoubleReductionStaysOnTheCpu) {
   EXPECT_EQ(Out.RefusalLine, 3u);
 }
 
+TEST(KernelEmitterTest, StructsComeWithTheHostsLayout) {
+  // Arrays of structs in and inout, a nested struct, an array member, a
+  // struct of the host by value, a private struct local and a helper taking
+  // a struct by value and by pointer.
+  Outcome Out = emit(R"(
+    typedef struct { double re, im; } cplx;
+    struct vec { double v[3]; };
+    struct body { struct vec pos, vel; float mass; int id; };
+    struct params { double dt; int steps; };
+    static cplx mul(cplx a, cplx b) {
+      cplx c = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+      return c;
+    }
+    static void kick(struct body *b, double dt) {
+      for (int k = 0; k < 3; ++k) b->vel.v[k] += dt * b->mass;
+    }
+    void f(int n, const cplx *w, cplx *z, struct body *bs, struct params p) {
+      for (int i = 0; i < n; ++i) {
+        cplx t = mul(w[i], z[i]);
+        z[i] = t;
+        z[i].im += p.dt;
+        kick(&bs[i], p.dt);
+        bs[i].id = p.steps;
+      }
+    })",
+                     {{"w", 0, false}, {"z", 1, true}, {"bs", 2, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "typedef struct {\n  double re;\n  double "
+                                   "im;\n} fpm_t_cplx;\n"
+                                   "typedef char fpm_check_cplx[sizeof("
+                                   "fpm_t_cplx) == 16 && __builtin_offsetof("
+                                   "fpm_t_cplx, im) == 8 ? 1 : -1];\n"))
+      << Out.Source;
+  // Each struct once, a nested one before the struct that holds it.
+  EXPECT_EQ(count(Out.Source, "} fpm_t_vec;"), 1u) << Out.Source;
+  EXPECT_LT(Out.Source.find("} fpm_t_vec;"), Out.Source.find("} fpm_t_body;"));
+  EXPECT_TRUE(contains(Out.Source, "  double v[3];\n")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "sizeof(fpm_t_body) == 56 && "
+                                   "__builtin_offsetof(fpm_t_body, vel) == 24 "
+                                   "&& __builtin_offsetof(fpm_t_body, mass) == "
+                                   "48 && __builtin_offsetof(fpm_t_body, id) "
+                                   "== 52 ? 1 : -1];"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "static fpm_t_cplx fpm_f_mul(fpm_t_cplx a, "
+                                   "fpm_t_cplx b)"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "static void fpm_f_kick(__global "
+                                   "fpm_t_body *b, double dt)"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "b->vel.v[k] += dt * b->mass;"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "const fpm_t_params p, __global const "
+                                   "fpm_t_cplx *w, __global fpm_t_cplx *z, "
+                                   "__global fpm_t_body *bs"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "fpm_t_cplx t = fpm_f_mul(w[i], z[i]);"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "z[i].im += p.dt;")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "fpm_f_kick(&bs[i], p.dt);")) << Out.Source;
+  ASSERT_GE(Out.Params.size(), 3u);
+  EXPECT_EQ(Out.Params[2].K, fpm::KernelParam::Kind::Scalar);
+  EXPECT_EQ(Out.Params[2].HostExpr, "p");
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, ALayoutTheDeviceDoesNotShareFailsToBuild) {
+  // What a device that laid the struct out otherwise would see: the host's
+  // size in the check no longer matches, and the kernel does not build.
+  Outcome Out = emit(R"(
+    typedef struct { double re, im; } cplx;
+    void f(int n, cplx *z) {
+      for (int i = 0; i < n; ++i) z[i].im = -z[i].re;
+    })",
+                     {{"z", 0, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+  std::string Other = Out.Source;
+  size_t At = Other.find("sizeof(fpm_t_cplx) == 16");
+  ASSERT_NE(At, std::string::npos) << Other;
+  Other.replace(At, 25, "sizeof(fpm_t_cplx) == 24");
+  EXPECT_TRUE(contains(buildOnDevice(Other), "fpm_check_cplx"));
+  Other = Out.Source;
+  At = Other.find("__builtin_offsetof(fpm_t_cplx, im) == 8");
+  ASSERT_NE(At, std::string::npos) << Other;
+  Other.replace(At, 39, "__builtin_offsetof(fpm_t_cplx, im) == 4");
+  EXPECT_TRUE(contains(buildOnDevice(Other), "fpm_check_cplx"));
+}
+
+TEST(KernelEmitterTest, CxxStructsAreCopiedAsInC) {
+  // A plain C++ aggregate: copied, assigned, built from a braced list and
+  // returned as one; members and structs named as OpenCL C's get a `_`;
+  // two structs of one name get names of their own.
+  Outcome Out =
+      emit(R"(
+    namespace a { struct P { double half; int global; }; }
+    namespace b { struct P { float x; }; }
+    static a::P twice(a::P p) { return {2 * p.half, p.global}; }
+    void f(int n, const a::P *in, a::P *out, b::P *q) {
+      for (int i = 0; i < n; ++i) {
+        a::P t = in[i];
+        a::P u;
+        u = twice(t);
+        out[i] = u;
+        q[i] = b::P{q[i].x + 1};
+      }
+    })",
+           {{"in", 0, false}, {"out", 1, true}, {"q", 2, true}}, true);
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source, "/* a::P */\ntypedef struct {\n  double "
+                                   "half_;\n  int global_;\n} fpm_t_P;\n"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "/* b::P */\ntypedef struct {\n  float "
+                                   "x;\n} fpm_t_P_2;\n"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "return (fpm_t_P){2 * p.half_, "
+                                   "p.global_};"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "fpm_t_P t = in[i];")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "fpm_t_P u;\n")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "u = fpm_f_twice(t);")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "out[i] = u;")) << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "q[i] = (fpm_t_P_2){q[i].x + 1};"))
+      << Out.Source;
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+
+  // A struct holding another of its name: each keeps a name of its own.
+  Outcome Nested = emit(R"(
+    namespace a { struct P { float x; }; }
+    namespace b { struct P { a::P in; double y; }; }
+    void f(int n, b::P *q) {
+      for (int i = 0; i < n; ++i) q[i].y += q[i].in.x;
+    })",
+                        {{"q", 0, true}}, true);
+  ASSERT_EQ(Nested.Refusal, "");
+  EXPECT_TRUE(contains(Nested.Source, "/* a::P */\ntypedef struct {\n  float "
+                                      "x;\n} fpm_t_P_2;\n"))
+      << Nested.Source;
+  EXPECT_TRUE(contains(Nested.Source, "  fpm_t_P_2 in;\n  double y;\n} "
+                                      "fpm_t_P;\n"))
+      << Nested.Source;
+  EXPECT_EQ(buildOnDevice(Nested.Source), "");
+}
+
+TEST(KernelEmitterTest, StructInitialisers) {
+  // C99's designators name the kernel's members; a struct of one member is
+  // initialised with braces; C++'s empty braces and a class template's
+  // instance (named as the template, with a comment).
+  Outcome C = emit(R"(
+    struct one { double max; };
+    struct pt { double x, y; int tag[2]; };
+    void f(int n, struct pt *p) {
+      for (int i = 0; i < n; ++i) {
+        struct one m = {p[i].x};
+        struct pt q = {.y = m.max, .tag[1] = 3, .x = 1};
+        p[i] = q;
+      }
+    })",
+                   {{"p", 0, true}});
+  ASSERT_EQ(C.Refusal, "");
+  EXPECT_TRUE(contains(C.Source, "fpm_t_one m = {p[i].x};")) << C.Source;
+  EXPECT_TRUE(
+      contains(C.Source, "fpm_t_pt q = {.y = m.max_, .tag[1] = 3, .x = 1};"))
+      << C.Source;
+  EXPECT_EQ(buildOnDevice(C.Source), "");
+
+  Outcome Cxx = emit(R"(
+    template <typename T> struct vec { T v[2]; };
+    void f(int n, vec<float> *p) {
+      for (int i = 0; i < n; ++i) {
+        vec<float> z{};
+        z.v[0] = p[i].v[1];
+        p[i] = z;
+      }
+    })",
+                     {{"p", 0, true}}, true);
+  ASSERT_EQ(Cxx.Refusal, "");
+  EXPECT_TRUE(contains(Cxx.Source, "/* vec<float> */\ntypedef struct {\n  "
+                                   "float v[2];\n} fpm_t_vec;\n"))
+      << Cxx.Source;
+  EXPECT_TRUE(contains(Cxx.Source, "fpm_t_vec z = {};")) << Cxx.Source;
+  EXPECT_EQ(buildOnDevice(Cxx.Source), "");
+}
+
+TEST(KernelEmitterTest, CxxDefaultMemberInitialisersStayOnTheCpu) {
+  // `P q{x[i]}` sets q.w to 2; the list as written would leave it 0.
+  Outcome Out = emit(R"(
+    struct P { double v; double w = 2; };
+    void f(int n, const double *x, P *y) {
+      for (int i = 0; i < n; ++i) {
+        P q{x[i]};
+        y[i] = q;
+      }
+    })",
+                     {{"x", 0, false}, {"y", 1, true}}, true);
+  EXPECT_EQ(Out.Source, "");
+  EXPECT_TRUE(contains(Out.Refusal, "leaves a member of 'P' to its default "
+                                    "member initialiser"))
+      << Out.Refusal;
+  EXPECT_EQ(Out.RefusalLine, 5u);
+}
+
+TEST(KernelEmitterTest, GlobalStructsAreReadNotWritten) {
+  // A helper reads a global struct (passed on by value); one that writes
+  // a member of it, or a body that writes a member of a struct of the
+  // host's, keeps the loop on the CPU: the device would write its copy.
+  const std::string Globals = "struct cfg { double scale; double w[3]; };\n"
+                              "static struct cfg g;\n"
+                              "static double weigh(double v) {\n"
+                              "  return v * g.scale + g.w[1]; }\n"
+                              "static void bump(double v) { g.w[0] += v; }\n";
+  Outcome Read = emit(Globals + "void f(int n, const double *x, double *y) {\n"
+                                "  for (int i = 0; i < n; ++i)\n"
+                                "    y[i] = weigh(x[i]);\n}\n",
+                      {{"x", 0, false}, {"y", 1, true}});
+  ASSERT_EQ(Read.Refusal, "");
+  EXPECT_TRUE(contains(Read.Source, "static double fpm_f_weigh(double v, "
+                                    "const fpm_t_cfg fpm_v_g)"))
+      << Read.Source;
+  EXPECT_EQ(buildOnDevice(Read.Source), "");
+
+  Outcome Helper = emit(Globals + "void f(int n, const double *x) {\n"
+                                  "  for (int i = 0; i < n; ++i)\n"
+                                  "    bump(x[i]);\n}\n",
+                        {{"x", 0, false}});
+  EXPECT_TRUE(contains(Helper.Refusal, "function 'bump' writes 'g'"))
+      << Helper.Refusal;
+  EXPECT_EQ(Helper.RefusalLine, 5u);
+
+  Outcome Body = emit(Globals + "void f(int n, const double *x) {\n"
+                                "  struct cfg h = g;\n"
+                                "  for (int i = 0; i < 3; ++i)\n"
+                                "    h.w[i] = x[i] * h.scale;\n}\n",
+                      {{"x", 0, false}});
+  EXPECT_TRUE(contains(Body.Refusal, "it writes into 'h', declared outside "
+                                     "the loop, which a device gets as a copy"))
+      << Body.Refusal;
+  EXPECT_EQ(Body.RefusalLine, 9u);
+}
+
+struct StructRefusal {
+  const char *What;
+  const char *Declaration;
+  const char *Reason;
+  bool Cxx = false;
+};
+
+class StructRefusalTest : public testing::TestWithParam<StructRefusal> {};
+
+TEST_P(StructRefusalTest, NamesTheMemberAndWhy) {
+  const StructRefusal &Case = GetParam();
+  std::string Code = std::string(Case.Declaration) +
+                     "\nvoid f(int n, struct S *s, double *y) {\n"
+                     "  for (int i = 0; i < n; ++i)\n"
+                     "    y[i] = s[i].x;\n}\n";
+  Outcome Out = emit(Code, {{"s", 0, false}, {"y", 1, true}}, Case.Cxx);
+  EXPECT_EQ(Out.Source, "");
+  EXPECT_TRUE(contains(Out.Refusal, Case.Reason))
+      << Case.What << ": " << Out.Refusal;
+  // At the use, the line after the loop's.
+  EXPECT_EQ(Out.RefusalLine, count(Case.Declaration, "\n") + 4) << Case.What;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Members, StructRefusalTest,
+    testing::Values(
+        StructRefusal{"bit-field", "struct S { double x; unsigned f : 3; };",
+                      "'S', whose member 'f' is a bit-field"},
+        StructRefusal{"pointer", "struct S { double x; double *p; };",
+                      "whose member 'p' is a pointer"},
+        StructRefusal{"long double", "struct S { double x; long double w; };",
+                      "whose member 'w' is a long double"},
+        StructRefusal{"bool", "struct S { double x; _Bool b; };",
+                      "whose member 'b' is a bool"},
+        StructRefusal{"union member",
+                      "union U { int i; float f; };\n"
+                      "struct S { double x; union U u; };",
+                      "whose member 'u' is a union"},
+        StructRefusal{"flexible array", "struct S { double x; int n[]; };",
+                      "whose member 'n' is an array of no constant size"},
+        StructRefusal{"packed",
+                      "struct __attribute__((packed)) S { char c; double x; "
+                      "};",
+                      "whose member 'x' is at byte 1 on the host and would "
+                      "be at byte 8"},
+        StructRefusal{"aligned",
+                      "struct __attribute__((aligned(32))) S { double x; };",
+                      "whose size is 32 bytes on the host and would be 8"},
+        StructRefusal{"nested",
+                      "struct In { int *p; };\n"
+                      "struct S { double x; struct In in; };",
+                      "struct 'In', whose member 'p' is a pointer"},
+        StructRefusal{"private member",
+                      "struct S { double x; private: double y; };",
+                      "whose member 'y' is not public", true},
+        StructRefusal{"base",
+                      "struct B { int k; };\nstruct S : B { double x; };",
+                      "which has a base class", true},
+        StructRefusal{"virtual", "struct S { double x; virtual ~S() {} };",
+                      "which has virtual functions", true},
+        StructRefusal{"constructor",
+                      "struct S { double x; S(double v) : x(v) {} };",
+                      "which is not a plain aggregate", true}),
+    [](const testing::TestParamInfo<StructRefusal> &Info) {
+      std::string Name = Info.param.What;
+      for (char &C : Name)
+        if (!isalnum(static_cast<unsigned char>(C)))
+          C = '_';
+      return Name;
+    });
+
 struct RefusalCase {
   const char *What;
   const char *Code;
@@ -948,11 +1258,12 @@ INSTANTIATE_TEST_SUITE_P(
                     "  for (int i = 0; i < n; ++i)\n"
                     "    y[i] = ext(x[i]);\n}\n",
                     "calls 'ext', which has no body", 7},
-        RefusalCase{"struct",
+        RefusalCase{"union",
                     "void f(int n, double *x, double *y) {\n"
                     "  for (int i = 0; i < n; ++i) {\n"
-                    "    struct P p = {x[i]}; y[i] = p.x; }\n}\n",
-                    "uses a struct", 7},
+                    "    union { double d; long k; } u = {x[i]}; y[i] = u.d; "
+                    "}\n}\n",
+                    "fpm offloads no unions", 7},
         RefusalCase{"array without a clause",
                     "void f(int n, double *x, double *y, double *z) {\n"
                     "  for (int i = 0; i < n; ++i)\n"

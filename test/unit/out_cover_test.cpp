@@ -313,6 +313,29 @@ TEST(OutCoverTest, CompoundAssignmentReads) {
                      "}\n"));
 }
 
+TEST(OutCoverTest, StructsAssignedWhole) {
+  // A struct assigned whole writes its element; one member does not.
+  EXPECT_TRUE(whole("typedef struct { double re, im; } cplx;\n"
+                    "void f(int n, const cplx *x, cplx *y) {\n"
+                    "#pragma fpm partition in(x[i:1]) out(y[i:1])\n"
+                    "  for (int i = 0; i < n; ++i) {\n"
+                    "    cplx t = x[i];\n"
+                    "    t.im = -t.im;\n"
+                    "    y[i] = t;\n"
+                    "  }\n"
+                    "}\n"));
+  std::string Why;
+  EXPECT_FALSE(whole("typedef struct { double re, im; } cplx;\n"
+                     "void f(int n, const cplx *x, cplx *y) {\n"
+                     "#pragma fpm partition in(x[i:1]) out(y[i:1])\n"
+                     "  for (int i = 0; i < n; ++i)\n"
+                     "    y[i].re = x[i].re;\n"
+                     "}\n",
+                     &Why));
+  EXPECT_EQ(Why,
+            "the body has no assignment 'y[...] = ...' that fpm can follow");
+}
+
 TEST(OutCoverTest, WriteInOtherLoops) {
   std::string Why;
   EXPECT_FALSE(whole("void f(int n, float *C) {\n"
