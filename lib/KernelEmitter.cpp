@@ -687,15 +687,17 @@ std::string KernelPrinter::passGlobal(const VarDecl *VD, SourceLocation Loc,
   return scalarName(VD);
 }
 
-/// Refuses a write to a global that the kernel gets by value or as an input
-/// only: in a helper, any global (iterations on different PEs would race
-/// on it, and no device's copy comes back); in the body, an array no data
-/// clause names. The body's writes to shared scalars are LoopChecker's.
-void KernelPrinter::checkWrite(const Expr *Target, SourceLocation Loc) {
-  const Expr *E = Target->IgnoreParenImpCasts();
+/// The name an lvalue or a pointer is rooted in, through subscripts,
+/// members, `&`, pointer arithmetic and, with ThroughDeref, `*`: the
+/// variable a write reaches (`*p` writes what p points into) or whose
+/// address space a pointer has (where `*pp` is another pointer's); null
+/// when it is none.
+static const DeclRefExpr *rootRef(const Expr *E, bool ThroughDeref) {
+  E = E->IgnoreParenImpCasts();
   while (true) {
     if (const auto *UO = dyn_cast<UnaryOperator>(E);
-        UO && (UO->getOpcode() == UO_Deref || UO->getOpcode() == UO_AddrOf))
+        UO && (UO->getOpcode() == UO_AddrOf ||
+               (ThroughDeref && UO->getOpcode() == UO_Deref)))
       E = UO->getSubExpr()->IgnoreParenImpCasts();
     else if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
       E = ASE->getBase()->IgnoreParenImpCasts();
@@ -707,9 +709,16 @@ void KernelPrinter::checkWrite(const Expr *Target, SourceLocation Loc) {
                                                     : BO->getRHS())
               ->IgnoreParenImpCasts();
     else
-      break;
+      return dyn_cast<DeclRefExpr>(E);
   }
-  const auto *DRE = dyn_cast<DeclRefExpr>(E);
+}
+
+/// Refuses a write to a global that the kernel gets by value or as an input
+/// only: in a helper, any global (iterations on different PEs would race
+/// on it, and no device's copy comes back); in the body, an array no data
+/// clause names. The body's writes to shared scalars are LoopChecker's.
+void KernelPrinter::checkWrite(const Expr *Target, SourceLocation Loc) {
+  const auto *DRE = rootRef(Target, /*ThroughDeref=*/true);
   const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
   if (!VD || !isGlobal(VD))
     return;
@@ -1163,24 +1172,7 @@ bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
 }
 
 std::optional<Space> KernelPrinter::spaceOf(const Expr *Pointer) {
-  const Expr *E = Pointer->IgnoreParenImpCasts();
-  while (true) {
-    if (const auto *UO = dyn_cast<UnaryOperator>(E);
-        UO && UO->getOpcode() == UO_AddrOf)
-      E = UO->getSubExpr()->IgnoreParenImpCasts();
-    else if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
-      E = ASE->getBase()->IgnoreParenImpCasts();
-    else if (const auto *ME = dyn_cast<MemberExpr>(E))
-      E = ME->getBase()->IgnoreParenImpCasts();
-    else if (const auto *BO = dyn_cast<BinaryOperator>(E);
-             BO && BO->isAdditiveOp())
-      E = (BO->getLHS()->getType()->isPointerType() ? BO->getLHS()
-                                                    : BO->getRHS())
-              ->IgnoreParenImpCasts();
-    else
-      break;
-  }
-  const auto *DRE = dyn_cast<DeclRefExpr>(E);
+  const auto *DRE = rootRef(Pointer, /*ThroughDeref=*/false);
   const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
   if (!VD)
     return std::nullopt;
