@@ -28,7 +28,9 @@
 //    write through it).
 //
 // And, for PrivateChecks.cpp, whether a callee's first use of a parameter
-// writes the elements it points to (firstUseOfParameter).
+// writes the elements it points to (firstUseOfParameter). A little over 600
+// lines: the following of calls (binding parameters, frames, the callee's
+// values) is one mechanism that each of these checks reads.
 //
 //===----------------------------------------------------------------------===//
 

@@ -3,6 +3,13 @@
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
+//
+// ClauseSema.h says what it checks. About 770 lines in one file: the
+// affine reader, the reading of each dimension's bounds into SectionShape
+// and the scope check() parses the expressions in share Sema's state for
+// one pragma at a time, and splitting them would pass that state around.
+//
+//===----------------------------------------------------------------------===//
 
 #include "ClauseSema.h"
 

@@ -12,7 +12,9 @@
 // iterations share), the data-section checks
 // (SectionChecks.cpp) and the proof that out sections are written whole
 // (OutCover.cpp) read, through the readers in WalkReaders.cpp, and the small
-// AST helpers they share.
+// AST helpers they share. Over 600 lines because it is the one interface
+// of those files, each of which declares what it adds here, next to the
+// record it reads.
 //
 //===----------------------------------------------------------------------===//
 

@@ -8,7 +8,7 @@
 // header in canonical form, the walk that records the body (and its exits),
 // gotos, the local names of a C body, invariant bounds and the clauses'
 // arrays; the other checks are in the files LoopCheck.h names. One file of
-// a little over 600 lines, as these are run()'s own steps, in its order.
+// under 800 lines, as these are run()'s own steps, in its order.
 //
 //===----------------------------------------------------------------------===//
 
