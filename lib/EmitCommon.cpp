@@ -146,6 +146,23 @@ llvm::SmallVector<DataArg, 4> dataArgs(const PartitionPragma &P) {
   return Args;
 }
 
+/// The elements of the array VD in its first Dims dimensions, where their
+/// extents are constants.
+std::optional<uint64_t> constantExtent(const VarDecl *VD, unsigned Dims) {
+  if (!VD)
+    return std::nullopt;
+  uint64_t Extent = 1;
+  QualType T = VD->getType().getNonReferenceType();
+  for (unsigned D = 0; D < Dims; ++D) {
+    const auto *A = dyn_cast<ConstantArrayType>(T.getCanonicalType());
+    if (!A || A->getSize().getActiveBits() > 40 || Extent > (1ull << 40))
+      return std::nullopt;
+    Extent *= A->getSize().getZExtValue();
+    T = A->getElementType();
+  }
+  return Extent;
+}
+
 /// `A[0]...[0]`, D subscripts: a row of dimension D - 1 of array A.
 std::string subscripted(const std::string &Array, unsigned D) {
   std::string Text = Array;
@@ -205,9 +222,10 @@ void emitRuns(llvm::raw_ostream &OS, const DataSection &Section,
 /// preceded by a `#line` to the section's line, so that the compiler's
 /// messages about it point at the clause.
 void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
-              ArrayRef<SectionShape> Shapes, const std::string &Type,
-              const std::string &Var, const std::string &S,
-              const std::string &I64, const std::string &U64, const Text &T) {
+              ArrayRef<SectionShape> Shapes, bool Nested,
+              const std::string &Type, const std::string &Var,
+              const std::string &S, const std::string &I64,
+              const std::string &U64, const Text &T) {
   std::string Sections = "fpm_sections" + S, Trip = "fpm_trip" + S;
   std::string N = std::to_string(Args.size());
   OS << "  /* fpm-rewrite: the data clauses' sections, sampled at iterations "
@@ -224,10 +242,18 @@ void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
        << ".base = (void *)" << Section.Array << "; " << E << ".size = sizeof("
        << Element << "); " << E << ".clause = \""
        << escapeString(Args[I].Clause) << "\";";
-    // An array's extent: the runtime reads nothing outside it.
-    if (Shapes.size() == Args.size() && Shapes[I].IsArray)
-      OS << " " << E << ".extent = (" << I64 << ")(sizeof(" << Section.Array
-         << ") / sizeof(" << Element << "));";
+    // An array's extent: the runtime reads nothing outside it. A constant
+    // one as a number: in C, a loop inside another partitioned loop sees
+    // the array as a pointer, in the outer one's outlined body (where a
+    // variable-length one's is unknown).
+    if (Shapes.size() == Args.size() && Shapes[I].IsArray) {
+      if (std::optional<uint64_t> Extent =
+              constantExtent(Shapes[I].Decl, ByRuns ? Section.Dims : 1))
+        OS << " " << E << ".extent = " << *Extent << ";";
+      else if (!Nested)
+        OS << " " << E << ".extent = (" << I64 << ")(sizeof(" << Section.Array
+           << ") / sizeof(" << Element << "));";
+    }
     if (ByRuns)
       OS << " /* as runs of its elements"
          << (StringRef(Args[I].Clause).starts_with("out(")
@@ -332,7 +358,8 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
   OS << "  fpm_info" << S << ".file = \"" << escapeString(LT.File) << "\";\n";
   OS << "  fpm_info" << S << ".line = " << LT.Line << ";\n";
   if (!Data.empty())
-    emitData(OS, Data, L.Shapes, Type, LT.VarName, S, I64, LT.U64, T);
+    emitData(OS, Data, L.Shapes, L.Nested && !Cxx, Type, LT.VarName, S, I64,
+             LT.U64, T);
 }
 
 void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,

@@ -54,6 +54,9 @@ struct LoopModel {
   /// around this one reach through their address (LoopVariables::Addressed),
   /// where this loop's call stands.
   llvm::SmallVector<const clang::VarDecl *, 2> EnclosingAddressed;
+  /// Inside the body of another partitioned loop: in C, the outer one's
+  /// outlined body declares the arrays it passes as pointers.
+  bool Nested = false;
   /// Where the body's text starts: the body, or the pragma of a partitioned
   /// loop that is the body.
   clang::SourceLocation BodyBegin;

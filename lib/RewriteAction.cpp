@@ -224,6 +224,7 @@ void RewriteConsumer::run(Sema &S) {
         continue;
       if (SM.isBeforeInTranslationUnit(Hash, BodyBegin))
         Outer.BodyBegin = Hash;
+      Inner.Nested = true;
       llvm::append_range(Inner.EnclosingAddressed, Outer.Vars.Addressed);
       LoopVariables &Vars = Outer.Vars;
       for (const VarDecl *VD : Inner.Vars.ClauseVars) {
