@@ -575,7 +575,7 @@ bool emitC(ASTContext &Ctx, Preprocessor &PP, clang::Rewriter &Rewrite,
   }
   if (!Reductions.empty()) {
     if (L.Kernel)
-      emitKernel(C, *L.Kernel, S, /*Cxx=*/false);
+      emitKernel(C, L, S, /*Cxx=*/false);
     C << "  if (fpm_parallel_reduce(&fpm_info" << S << ", fpm_trip" << S
       << ", fpm_body" << S << ", &" << Ctx_ << ", " << Reduce << ", "
       << Reductions.size() << ", ";
@@ -585,7 +585,7 @@ bool emitC(ASTContext &Ctx, Preprocessor &PP, clang::Rewriter &Rewrite,
       C << "NULL";
     C << ") != FPM_OK) {\n";
   } else if (L.Kernel) {
-    emitKernel(C, *L.Kernel, S, /*Cxx=*/false);
+    emitKernel(C, L, S, /*Cxx=*/false);
     C << "  if (fpm_parallel_for_kernel(&fpm_info" << S << ", fpm_trip" << S
       << ", fpm_body" << S << ", &" << Ctx_ << ", fpm_offload" << S
       << " ? &fpm_kernel" << S << " : NULL) != FPM_OK) {\n";

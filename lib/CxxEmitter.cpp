@@ -45,7 +45,7 @@ bool emitCxx(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
   OS << "  using " << Alias << " = " << VarType << ";\n";
   emitSetup(OS, L, LT, Alias, "{}", "", T);
   if (L.Kernel)
-    emitKernel(OS, *L.Kernel, S, /*Cxx=*/true);
+    emitKernel(OS, L, S, /*Cxx=*/true);
   // With reductions, fpm::parallelReduce: the lambda's parameters, named as
   // the variables, are the chunk's accumulators.
   const auto &Reductions = L.Vars.Reductions;

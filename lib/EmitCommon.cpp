@@ -362,8 +362,9 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
              LT.U64, T);
 }
 
-void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
-                const std::string &S, bool Cxx) {
+void emitKernel(llvm::raw_ostream &OS, const LoopModel &L, const std::string &S,
+                bool Cxx) {
+  const GeneratedKernel &K = *L.Kernel;
   const char *I64 = Cxx ? "std::int64_t" : "int64_t";
   for (const KernelParam &P : K.Params)
     if (P.K == KernelParam::Kind::Extent)
@@ -435,9 +436,11 @@ void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
        << "\";\n";
   OS << "  " << Kernel << ".args = " << Args << ";\n";
   OS << "  " << Kernel << ".arg_count = " << K.Params.size() << ";\n";
-  OS << "  fpm_offload" << S << " = fpm_affine" << S
-     << " && fpm_kernel_fits(&fpm_info" << S << ", &" << Kernel << ", fpm_trip"
-     << S << ");\n";
+  // A loop without data (a reduction alone) has no sections to check.
+  OS << "  fpm_offload" << S << " = "
+     << (dataArgs(*L.Pragma).empty() ? "" : "fpm_affine" + S + " && ")
+     << "fpm_kernel_fits(&fpm_info" << S << ", &" << Kernel << ", fpm_trip" << S
+     << ");\n";
 }
 
 } // namespace fpm

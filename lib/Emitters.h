@@ -105,8 +105,8 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
 /// Fills the kernel's arguments, after the loop's sections are described,
 /// and sets `fpm_offload<S>`: whether this call may run it (its sections
 /// suit a device). After the emitter's own statements, before the call.
-void emitKernel(llvm::raw_ostream &OS, const GeneratedKernel &K,
-                const std::string &S, bool Cxx);
+void emitKernel(llvm::raw_ostream &OS, const LoopModel &L, const std::string &S,
+                bool Cxx);
 
 /// Rewrites L as C++ or as C. Each returns false, with an error reported,
 /// if the loop cannot be rewritten.

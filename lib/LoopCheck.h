@@ -537,6 +537,19 @@ private:
   std::optional<UnitRange> unitRange(const ForStmt *L, const VarDecl *V,
                                      const CallFrame *F = nullptr);
 
+  // The data clauses of a loop without any (DeriveSections.cpp).
+  /// How an iteration uses one element of an array.
+  enum class ElementUse { Read, Write, Update, Unknown };
+  ElementUse elementUse(const Subscript &S) const;
+  /// The least and greatest index of each dimension a subscript reaches
+  /// over the inner loops around it.
+  using ElementHull = llvm::SmallVector<std::pair<IntPoly, IntPoly>, 2>;
+  std::optional<ElementHull> elementHull(const Subscript &S, const Expr *&Bad);
+
+public:
+  DerivedClauses deriveClauses(const VarDecl &LoopVar);
+
+private:
   // Whether an iteration writes every element of an out section
   // (OutCover.cpp).
   /// A `for` loop around a write (in the body or in a function it calls),

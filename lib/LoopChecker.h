@@ -151,6 +151,37 @@ checkOutCover(clang::ASTContext &Ctx, const PartitionPragma &Pragma,
               const clang::FunctionDecl &Fn, const clang::ForStmt &For,
               const clang::VarDecl &Var, const SectionShapes *Shapes = nullptr);
 
+/// The data clauses fpm works out for a loop whose pragma has none: for each
+/// array declared outside the loop that the body indexes, the least and
+/// greatest element of each dimension an iteration touches, from subscripts
+/// affine in the loop variable and in inner loops' variables whose bounds
+/// the loop does not change (DeriveSections.cpp).
+struct DerivedSection {
+  /// "in", "out" or "inout".
+  std::string Clause;
+  /// As a user writes it: `a[i*n:n]`, `A[0:100][j:1]`.
+  std::string Section;
+};
+struct DerivedClauses {
+  /// Read only: in; written: out where every iteration writes all of its
+  /// section and reads none of it, else inout (with an in of what it reads
+  /// elsewhere). Empty, with Why, where fpm cannot tell.
+  llvm::SmallVector<DerivedSection, 4> Clauses;
+  /// Why not, at the use that says it (Why empty: derived).
+  clang::SourceLocation Loc;
+  std::string Why;
+  /// `in(a[i*n:n], b[0:n*n]) out(c[i*n:n])`, as the pragma would take them.
+  std::string text() const;
+};
+
+/// Derives the data clauses of For, a loop checkLoop accepted with Pragma,
+/// which has none; Var is its loop variable. Reports nothing.
+DerivedClauses deriveDataClauses(clang::ASTContext &Ctx,
+                                 const PartitionPragma &Pragma,
+                                 const clang::FunctionDecl &Fn,
+                                 const clang::ForStmt &For,
+                                 const clang::VarDecl &Var);
+
 } // namespace fpm
 
 #endif // FPM_LIB_LOOPCHECKER_H

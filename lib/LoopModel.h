@@ -63,6 +63,11 @@ struct LoopModel {
   /// The kernel that runs the loop on OpenCL devices: generated from the
   /// body or the user's (kernel(...)); none keeps the loop on CPU PEs.
   std::optional<GeneratedKernel> Kernel;
+  /// Where the pragma has no data clause: the ones fpm worked out, as the
+  /// pragma would take them (Pragma is then a copy that holds them; empty
+  /// where the body indexes no array), or why it could not.
+  std::optional<std::string> Derived;
+  std::optional<OffloadRefusal> NotDerived;
 };
 
 } // namespace fpm

@@ -255,9 +255,16 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
     if (Remarks)
       report(Diags, Loc, Level::Remark, "loop '%0' stays on CPU PEs: %1")
           << L.Name << Why;
+    if (Remarks && L.Derived && !L.Derived->empty())
+      report(Diags, P.KeywordLoc, Level::Note,
+             "with the data clauses fpm worked out: %0")
+          << *L.Derived;
     return true;
   };
-  if (P.In.empty() && P.Out.empty() && P.InOut.empty())
+  if (L.NotDerived)
+    return Refuse(L.NotDerived->Loc,
+                  "it has no data clause and " + L.NotDerived->Reason);
+  if (P.In.empty() && P.Out.empty() && P.InOut.empty() && !L.Derived)
     return Refuse(P.KeywordLoc,
                   "it has no in(...), out(...) or inout(...) clause saying "
                   "which data a device must copy");
@@ -465,11 +472,20 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
   if (const auto *Refusal = std::get_if<OffloadRefusal>(&Result))
     return Refuse(Refusal->Loc, Refusal->Reason);
   auto &Kernel = std::get<GeneratedKernel>(Result);
-  if (Remarks) {
+  if (Remarks && L.Derived && !L.Derived->empty()) {
+    // The clauses as a fix-it: pasted, they pin what fpm worked out.
+    report(Diags, P.KeywordLoc, Level::Remark,
+           "loop '%0' is offloaded with %1, the data clauses fpm worked out: "
+           "OpenCL C kernel '%2' generated from its body")
+        << L.Name << *L.Derived << Kernel.Name
+        << FixItHint::CreateInsertion(P.EndLoc, " " + *L.Derived);
+  } else if (Remarks) {
     report(Diags, P.KeywordLoc, Level::Remark,
            "loop '%0' is offloaded: OpenCL C kernel '%1' generated from its "
            "body")
         << L.Name << Kernel.Name;
+  }
+  if (Remarks) {
     for (const KernelParam &Param : Kernel.Params)
       if (Param.K == KernelParam::Kind::Whole)
         report(Diags, Param.UseLoc, Level::Remark,

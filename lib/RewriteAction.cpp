@@ -35,6 +35,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <deque>
+
 using namespace clang;
 
 namespace fpm {
@@ -98,6 +100,78 @@ private:
   bool Remarks;
 };
 
+/// Gives Loop, checked with a pragma that has no data clause and may run
+/// on OpenCL devices, the clauses fpm works out (deriveDataClauses): they
+/// are parsed, read by ClauseSema and checked with the loop again, silently,
+/// as if the pragma held them, into a copy of it kept in Derived. Where fpm
+/// cannot work them out, Loop says why (planOffload's remark).
+void deriveClauses(Sema &S, ClauseSema &Clauses, const FunctionDecl &Fn,
+                   const ForStmt &For,
+                   ArrayRef<OmpThreadPrivate> ThreadPrivates, LoopModel &Loop,
+                   std::deque<PartitionPragma> &Derived) {
+  const PartitionPragma &P = *Loop.Pragma;
+  if (!P.In.empty() || !P.Out.empty() || !P.InOut.empty() ||
+      !P.KernelName.empty() || P.Devices == "cpu")
+    return;
+  ASTContext &Ctx = S.getASTContext();
+  DerivedClauses D = deriveDataClauses(Ctx, P, Fn, For, *Loop.Loop.Var);
+  if (!D.Why.empty()) {
+    Loop.NotDerived = OffloadRefusal{D.Loc, D.Why};
+    return;
+  }
+  std::string Text = D.text();
+  if (Text.empty()) {
+    Loop.Derived = Text;
+    return;
+  }
+  // The clauses' tokens, from a buffer of their own, as the pragma handler
+  // would have read them.
+  Preprocessor &PP = S.getPreprocessor();
+  SourceManager &SM = Ctx.getSourceManager();
+  FileID Buffer = SM.createFileID(
+      llvm::MemoryBuffer::getMemBufferCopy(Text, "<fpm derived clauses>"));
+  Lexer Lex(Buffer, SM.getBufferOrFake(Buffer), SM, Ctx.getLangOpts());
+  llvm::SmallVector<Token, 32> Tokens;
+  for (Token T; !Lex.LexFromRawLexer(T) || T.isNot(tok::eof);) {
+    if (T.is(tok::eof))
+      break;
+    if (T.is(tok::raw_identifier))
+      PP.LookUpIdentifierInfo(T);
+    Tokens.push_back(T);
+  }
+  DiagnosticsEngine &Diags = Ctx.getDiagnostics();
+  bool Suppressed = Diags.getSuppressAllDiagnostics();
+  Diags.setSuppressAllDiagnostics(true);
+  DiagnosticErrorTrap Trap(Diags);
+  PartitionPragma Parsed;
+  PartitionPragma &Copy = Derived.emplace_back(P);
+  LoopModel Checked;
+  bool Ok =
+      parsePartitionClauses(PP, Tokens, SM.getLocForEndOfFile(Buffer), Parsed);
+  if (Ok) {
+    Copy.In = std::move(Parsed.In);
+    Copy.Out = std::move(Parsed.Out);
+    Copy.InOut = std::move(Parsed.InOut);
+    llvm::append_range(Copy.Exprs, Parsed.Exprs);
+    Ok = Clauses.check(Copy, For, Checked.Shapes) &&
+         checkLoop(Ctx, Copy, Fn, For, Checked.Loop, Checked.Vars,
+                   ThreadPrivates, &Checked.Shapes) &&
+         !Trap.hasErrorOccurred();
+  }
+  Diags.setSuppressAllDiagnostics(Suppressed);
+  if (!Ok) {
+    Loop.NotDerived = OffloadRefusal{
+        P.KeywordLoc, "fpm worked out " + Text + " but could not check them"};
+    Derived.pop_back();
+    return;
+  }
+  Loop.Pragma = &Copy;
+  Loop.Loop = Checked.Loop;
+  Loop.Vars = std::move(Checked.Vars);
+  Loop.Shapes = std::move(Checked.Shapes);
+  Loop.Derived = Text;
+}
+
 void RewriteConsumer::run(Sema &S) {
   if (!Parsed || Pragmas.empty())
     return;
@@ -134,6 +208,8 @@ void RewriteConsumer::run(Sema &S) {
   if (!Diags.hasFatalErrorOccurred())
     Clauses.emplace(S);
   std::vector<LoopModel> Loops;
+  // The pragmas with the data clauses fpm worked out, which Loops point to.
+  std::deque<PartitionPragma> Derived;
   llvm::DenseMap<const FunctionDecl *, unsigned> Ordinals;
   llvm::StringMap<const PartitionPragma *> Names;
   for (const PartitionPragma &Pragma : Pragmas) {
@@ -202,6 +278,8 @@ void RewriteConsumer::run(Sema &S) {
     if (!checkLoop(Ctx, Pragma, *Fn, *For, Loop.Loop, Loop.Vars, ThreadPrivates,
                    &Loop.Shapes))
       continue;
+    if (Clauses)
+      deriveClauses(S, *Clauses, *Fn, *For, ThreadPrivates, Loop, Derived);
     Loop.Index = Loops.size();
     Loops.push_back(std::move(Loop));
   }

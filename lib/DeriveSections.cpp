@@ -1,0 +1,513 @@
+//===- DeriveSections.cpp - The data clauses a loop without any needs -----===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// LoopCheck's derivation of in/out/inout sections for a loop whose pragma has
+// none (deriveDataClauses, LoopChecker.h): from the walk's record of the
+// body's subscripts, each index read as an IntPoly over the loop variable,
+// invariants and inner loops' variables, whose ranges (unitRange) give the
+// least and greatest element an iteration touches in each dimension. What it
+// cannot bound it names, at the use, with the clause to write.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoopCheck.h"
+
+#include "clang/Basic/CharInfo.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace clang;
+
+namespace fpm::detail {
+namespace {
+
+/// The least and greatest index of one dimension an iteration touches, as
+/// polynomials over the loop variable and invariants.
+struct DimHull {
+  IntPoly Lo, Hi;
+};
+
+/// The elements of one array some uses touch: one hull per dimension.
+struct Hull {
+  llvm::SmallVector<DimHull, 2> Dims;
+  /// A dimension was widened to the array's whole extent (not exactly
+  /// what the uses touch).
+  bool Widened = false;
+};
+
+std::optional<int64_t> difference(const IntPoly &A, const IntPoly &B) {
+  std::optional<IntPoly> D = A.minus(B);
+  return D ? D->getConstant() : std::nullopt;
+}
+
+/// The constant extent of each dimension of an array, the first's included
+/// (nullopt where a pointer or a variable length stands).
+using Extents = llvm::SmallVector<std::optional<int64_t>, 3>;
+
+/// Dimension D of an array with extents E from 0 to its end; nullopt where
+/// E does not say.
+std::optional<DimHull> wholeDim(const Extents &E, size_t D) {
+  if (D >= E.size() || !E[D])
+    return std::nullopt;
+  return DimHull{IntPoly(), *IntPoly::constant(*E[D] - 1)};
+}
+
+/// A and B, hulls of the same array, differ by constants in every bound, or
+/// in a dimension after the first that has a constant extent (a C program
+/// indexes it within): one hull holds both.
+std::optional<Hull> merged(const Hull &A, const Hull &B, const Extents &E) {
+  Hull M = A;
+  M.Widened |= B.Widened;
+  for (size_t D = 0; D < A.Dims.size(); ++D) {
+    std::optional<int64_t> Lo = difference(A.Dims[D].Lo, B.Dims[D].Lo);
+    std::optional<int64_t> Hi = difference(A.Dims[D].Hi, B.Dims[D].Hi);
+    if (!Lo || !Hi) {
+      std::optional<DimHull> Whole = D > 0 ? wholeDim(E, D) : std::nullopt;
+      if (!Whole)
+        return std::nullopt;
+      M.Dims[D] = std::move(*Whole);
+      M.Widened = true;
+      continue;
+    }
+    if (*Lo > 0)
+      M.Dims[D].Lo = B.Dims[D].Lo;
+    if (*Hi < 0)
+      M.Dims[D].Hi = B.Dims[D].Hi;
+  }
+  return M;
+}
+
+/// Inner holds Part in every dimension, provably, or as whole dimension
+/// after the first of constant extent.
+bool holds(const Hull &Inner, const Hull &Part, const Extents &E) {
+  for (size_t D = 0; D < Inner.Dims.size(); ++D) {
+    std::optional<DimHull> Whole = D > 0 ? wholeDim(E, D) : std::nullopt;
+    if (Whole && Inner.Dims[D].Lo == Whole->Lo && Inner.Dims[D].Hi == Whole->Hi)
+      continue;
+    std::optional<int64_t> Lo = difference(Part.Dims[D].Lo, Inner.Dims[D].Lo);
+    std::optional<int64_t> Hi = difference(Inner.Dims[D].Hi, Part.Dims[D].Hi);
+    if (!Lo || !Hi || *Lo < 0 || *Hi < 0)
+      return false;
+  }
+  return true;
+}
+
+/// Adds Part to the first of Groups it can share a hull with, or as a group
+/// of its own.
+void addToGroups(llvm::SmallVectorImpl<Hull> &Groups, const Hull &Part,
+                 const Extents &E) {
+  for (Hull &G : Groups)
+    if (std::optional<Hull> M = merged(G, Part, E)) {
+      G = std::move(*M);
+      return;
+    }
+  Groups.push_back(Part);
+}
+
+/// P is C + K * V with C and K free of V: what the runtime takes for a
+/// section's lower bound.
+bool affineIn(const IntPoly &P, IntPoly::Var V) {
+  std::optional<IntPoly> Next =
+      IntPoly::variable(V).plus(*IntPoly::constant(1));
+  Next = Next ? P.substitute(V, *Next) : std::nullopt;
+  std::optional<IntPoly> Step = Next ? Next->minus(P) : std::nullopt;
+  return Step && !Step->uses(V);
+}
+
+/// The extents of an array of type T.
+Extents extentsOf(const ASTContext &Ctx, QualType T) {
+  Extents E;
+  T = T.getNonReferenceType();
+  while (true) {
+    if (const auto *P = T->getAs<PointerType>()) {
+      E.push_back(std::nullopt);
+      T = P->getPointeeType();
+    } else if (const ArrayType *A = Ctx.getAsArrayType(T)) {
+      const auto *C = dyn_cast<ConstantArrayType>(A);
+      E.push_back(C ? std::optional<int64_t>(C->getSize().getZExtValue())
+                    : std::nullopt);
+      T = A->getElementType();
+    } else {
+      return E;
+    }
+  }
+}
+
+/// P as C: where it may be negative, its unsigned variables converted
+/// first (`(long long)i - 1`: at i = 0 the runtime samples -1, not a
+/// wrapped unsigned value).
+std::string boundText(const IntPoly &P) {
+  std::string Text = P.str();
+  if (P.hasNoNegativeCoefficient())
+    return Text;
+  for (IntPoly::Var V : P.vars()) {
+    if (!V->getType()->isUnsignedIntegerType())
+      continue;
+    std::string Name = V->getName().str(), Out;
+    for (size_t I = 0; I < Text.size();) {
+      bool Starts =
+          Text.compare(I, Name.size(), Name) == 0 &&
+          (I == 0 || !(isAlphanumeric(Text[I - 1]) || Text[I - 1] == '_'));
+      size_t End = I + Name.size();
+      if (Starts && (End == Text.size() ||
+                     !(isAlphanumeric(Text[End]) || Text[End] == '_'))) {
+        Out += "(long long)" + Name;
+        I = End;
+      } else {
+        Out += Text[I++];
+      }
+    }
+    Text = std::move(Out);
+  }
+  return Text;
+}
+
+/// Length of D: Hi - Lo + 1.
+std::optional<IntPoly> lengthOf(const DimHull &D) {
+  std::optional<IntPoly> Length = D.Hi.minus(D.Lo);
+  return Length ? Length->plus(*IntPoly::constant(1)) : std::nullopt;
+}
+
+std::string sectionText(StringRef Array, const Hull &H) {
+  std::string Text = Array.str();
+  for (const DimHull &D : H.Dims) {
+    std::optional<IntPoly> Length = lengthOf(D);
+    Text +=
+        "[" + boundText(D.Lo) + ":" + (Length ? boundText(*Length) : "?") + "]";
+  }
+  return Text;
+}
+
+} // namespace
+
+LoopCheck::ElementUse LoopCheck::elementUse(const Subscript &S) const {
+  if (S.InLambda || !S.RootRef || S.Indices.empty() ||
+      S.At->isInstantiationDependent())
+    return ElementUse::Unknown;
+  QualType T = S.At->getType();
+  // A pointer read from an array (a row of `double **`) would reach the
+  // device as the host's address.
+  if (T->isScalarType() && !T->isAnyPointerType() &&
+      !T->isMemberPointerType() && !T->isBlockPointerType()) {
+    if (S.IsWrite)
+      return S.AlsoReads ? ElementUse::Update : ElementUse::Write;
+    return readsValue(S.At) ? ElementUse::Read : ElementUse::Unknown;
+  }
+  if (!T->isRecordType())
+    return ElementUse::Unknown;
+  if (S.IsWrite)
+    return S.AlsoReads ? ElementUse::Update : ElementUse::Write;
+  // A member of the element, `p[i].x` or `p[i].v[k]`: read where its value
+  // is loaded, written in part where it is assigned.
+  const Stmt *Cur = S.At;
+  const Stmt *P = parentOf(Cur);
+  while (true) {
+    if (isa_and_nonnull<ParenExpr>(P)) {
+    } else if (const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(P);
+               Cast && (Cast->getCastKind() == CK_NoOp ||
+                        Cast->getCastKind() == CK_ArrayToPointerDecay)) {
+    } else if (const auto *ME = dyn_cast_or_null<MemberExpr>(P);
+               ME && !ME->isArrow() && ME->getBase() == Cur) {
+    } else if (const auto *ASE = dyn_cast_or_null<ArraySubscriptExpr>(P);
+               ASE && ASE->getBase() == Cur) {
+    } else {
+      break;
+    }
+    Cur = P;
+    P = parentOf(P);
+  }
+  if (Cur == S.At)
+    return ElementUse::Unknown;
+  if (const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(P))
+    return Cast->getCastKind() == CK_LValueToRValue ? ElementUse::Read
+                                                    : ElementUse::Unknown;
+  if (const auto *BO = dyn_cast_or_null<BinaryOperator>(P);
+      BO && BO->isAssignmentOp() && BO->getLHS() == Cur)
+    return ElementUse::Update;
+  if (const auto *UO = dyn_cast_or_null<UnaryOperator>(P);
+      UO && UO->isIncrementDecrementOp())
+    return ElementUse::Update;
+  return ElementUse::Unknown;
+}
+
+/// The hull of S's element over the inner loops around it: each index an
+/// IntPoly, each inner loop's variable at the end of its range that makes
+/// the index least or greatest. nullopt where an index is not affine in an
+/// inner loop's variable, or its loop's range is unknown; Bad then gets the
+/// index fpm cannot read.
+std::optional<LoopCheck::ElementHull> LoopCheck::elementHull(const Subscript &S,
+                                                             const Expr *&Bad) {
+  ElementHull H;
+  for (const Expr *Index : S.Indices) {
+    Bad = Index;
+    InnerLoops Inner;
+    std::optional<IntPoly> P =
+        intPolyFromExpr(Index, Ctx, [&](const VarDecl *VD) {
+          return bodyLeaf(VD, S.At, &Inner, 0);
+        });
+    if (!P)
+      return std::nullopt;
+    IntPoly Lo = *P, Hi = *P;
+    for (const auto &[V, L] : Inner) {
+      if (!Lo.uses(V) && !Hi.uses(V))
+        continue;
+      std::optional<UnitRange> Range = unitRange(L, V);
+      if (!Range)
+        return std::nullopt;
+      std::optional<IntPoly> Last = Range->First.plus(Range->Count);
+      Last = Last ? Last->minus(*IntPoly::constant(1)) : std::nullopt;
+      if (!Last)
+        return std::nullopt;
+      auto At = [&](const IntPoly &Of, bool Least) -> std::optional<IntPoly> {
+        auto Split = Of.splitLinear(V);
+        if (!Split)
+          return std::nullopt;
+        auto &[C, K] = *Split;
+        std::optional<IntPoly> KP = IntPoly::constant(K);
+        std::optional<IntPoly> Scaled =
+            KP ? KP->times((K >= 0) == Least ? Range->First : *Last)
+               : std::nullopt;
+        return Scaled ? C.plus(*Scaled) : std::nullopt;
+      };
+      std::optional<IntPoly> NewLo = At(Lo, true), NewHi = At(Hi, false);
+      if (!NewLo || !NewHi)
+        return std::nullopt;
+      Lo = std::move(*NewLo);
+      Hi = std::move(*NewHi);
+    }
+    // What is left: the loop variable and invariants, or an inner loop's
+    // variable a range used (which unitRange does not take).
+    for (const IntPoly *B : {&Lo, &Hi})
+      for (IntPoly::Var V : B->vars())
+        if (V != Var && !isInvariant(V))
+          return std::nullopt;
+    H.push_back({std::move(Lo), std::move(Hi)});
+  }
+  Bad = nullptr;
+  return H;
+}
+
+DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
+  Quiet = true;
+  Var = &LoopVar;
+  walk(For.getBody());
+  DerivedClauses Result;
+  auto Fail = [&](SourceLocation Loc, std::string Why) {
+    Result.Loc = Loc;
+    Result.Why = std::move(Why);
+    Result.Clauses.clear();
+    return Result;
+  };
+  auto IsPrivate = [&](const VarDecl *VD) {
+    return llvm::any_of(Pragma.Private, [&](const PrivateName &P) {
+      return P.Name == VD->getName();
+    });
+  };
+  // The arrays the body indexes, in the order of their first use.
+  llvm::MapVector<const VarDecl *, llvm::SmallVector<const Subscript *, 4>>
+      Arrays;
+  llvm::SmallPtrSet<const DeclRefExpr *, 16> Indexed;
+  for (const Subscript &S : Subscripts)
+    if (isOutsideLoop(S.Root) && !IsPrivate(S.Root)) {
+      Arrays[S.Root].push_back(&S);
+      Indexed.insert(S.RootRef);
+    }
+  // A pointer or an array the body uses otherwise (passes it, takes an
+  // element's address, reads `*p`): which elements it reaches is unknown.
+  llvm::SmallVector<const Stmt *, 64> Work{For.getBody()};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    llvm::append_range(Work, S->children());
+    const auto *DRE = dyn_cast<DeclRefExpr>(S);
+    const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+    if (!VD || !isOutsideLoop(VD) || IsPrivate(VD) || Indexed.count(DRE))
+      continue;
+    QualType T = VD->getType().getNonReferenceType();
+    if (!T->isPointerType() && !T->isArrayType())
+      continue;
+    return Fail(DRE->getLocation(),
+                "'" + VD->getName().str() +
+                    "' is used other than by its elements ('" +
+                    VD->getName().str() +
+                    "[...]'), so fpm cannot tell which of them a device "
+                    "needs; name them in in(...), out(...) or inout(...)");
+  }
+
+  for (const auto &[Array, Uses] : Arrays) {
+    std::string Name = Array->getName().str();
+    if (Ctx.Idents.get(Name).hadMacroDefinition())
+      return Fail(Uses.front()->At->getExprLoc(),
+                  "'" + Name + "' is also the name of a macro");
+    Extents E = extentsOf(Ctx, Array->getType());
+    llvm::SmallVector<Hull, 2> Reads, Writes;
+    bool Updated = false;
+    for (const Subscript *S : Uses) {
+      std::string At = text(S->At);
+      ElementUse Use = elementUse(*S);
+      if (Use == ElementUse::Unknown || S->Indices.size() > E.size())
+        return Fail(S->At->getExprLoc(),
+                    "fpm cannot tell how the loop uses '" + At + "'" +
+                        (S->At->isInstantiationDependent()
+                             ? " (its type depends on a template parameter)"
+                             : "") +
+                        "; name the elements of '" + Name +
+                        "' it reads and writes in in(...), out(...) or "
+                        "inout(...)");
+      bool Writes_ = Use != ElementUse::Read;
+      Updated |= Use == ElementUse::Update;
+      const Expr *Bad = nullptr;
+      std::optional<ElementHull> Element = elementHull(*S, Bad);
+      Hull H;
+      if (Element) {
+        for (auto &[Lo, Hi] : *Element)
+          H.Dims.push_back({std::move(Lo), std::move(Hi)});
+      }
+      if (!Element) {
+        if (Writes_)
+          return Fail(
+              Bad ? Bad->getExprLoc() : S->At->getExprLoc(),
+              "fpm cannot tell which elements of '" + Name +
+                  "' an iteration writes at '" + At +
+                  "' (an index that is not an affine function of the loop "
+                  "variable and of inner loops' variables with known "
+                  "bounds); name them in out(...) or inout(...)");
+        // Read somewhere in the array: all of it, if its type says how much.
+        H.Dims.clear();
+        H.Widened = true;
+        for (size_t D = 0; D < S->Indices.size(); ++D) {
+          std::optional<DimHull> W = wholeDim(E, D);
+          if (!W)
+            return Fail(S->At->getExprLoc(),
+                        "fpm cannot tell which elements of '" + Name +
+                            "' the loop reads at '" + At + "', and '" + Name +
+                            "' has no extent fpm knows; "
+                            "name them: in(" +
+                            Name + "[0:<elements>])");
+          H.Dims.push_back(std::move(*W));
+        }
+      }
+      // Where no dimension after the first moves with the loop variable,
+      // a device copies whole elements of the first (rows): the section
+      // says so, and hulls of one row merge.
+      if (llvm::none_of(llvm::drop_begin(H.Dims),
+                        [&](const DimHull &D) { return D.Lo.uses(Var); }))
+        for (size_t D = 1; D < H.Dims.size(); ++D)
+          if (std::optional<DimHull> W = wholeDim(E, D);
+              W && !(H.Dims[D].Lo == W->Lo && H.Dims[D].Hi == W->Hi)) {
+            H.Dims[D] = std::move(*W);
+            H.Widened = true;
+          }
+      (Writes_ ? Writes : Reads).push_back(H);
+      if (Use == ElementUse::Update)
+        Reads.push_back(H);
+    }
+
+    // The sections: the hulls that share bounds, one per group, each
+    // dimension after the first whole where its bounds vary in length
+    // with the loop variable.
+    auto Group = [&](ArrayRef<Hull> Parts) {
+      llvm::SmallVector<Hull, 2> Groups;
+      for (const Hull &H : Parts)
+        addToGroups(Groups, H, E);
+      return Groups;
+    };
+    llvm::SmallVector<Hull, 2> WriteGroups = Group(Writes);
+    llvm::SmallVector<Hull, 2> ReadGroups = Group(Reads);
+    if (WriteGroups.size() > 1)
+      return Fail(Uses.front()->At->getExprLoc(),
+                  "the loop writes elements of '" + Name +
+                      "' at places fpm cannot relate (" +
+                      sectionText(Name, WriteGroups[0]) + " and " +
+                      sectionText(Name, WriteGroups[1]) +
+                      "); name them in out(...) or inout(...)");
+    auto Fixed = [&](Hull &H, bool Written) -> std::optional<std::string> {
+      for (size_t D = 0; D < H.Dims.size(); ++D) {
+        // The runtime takes a lower bound affine in the loop variable and a
+        // length that does not change with it.
+        std::optional<IntPoly> Length = lengthOf(H.Dims[D]);
+        if (Length && !Length->uses(Var) && affineIn(H.Dims[D].Lo, Var))
+          continue;
+        if (std::optional<DimHull> Whole = wholeDim(E, D);
+            Whole && (D > 0 || !Written)) {
+          H.Dims[D] = std::move(*Whole);
+          H.Widened = true;
+          continue;
+        }
+        return "the elements of '" + Name + "' an iteration " +
+               (Written ? "writes" : "reads") + " (" + sectionText(Name, H) +
+               ") change in number with '" + Var->getName().str() +
+               "' or are not an affine function of it";
+      }
+      return std::nullopt;
+    };
+    std::optional<Hull> Written;
+    if (!WriteGroups.empty()) {
+      Written = WriteGroups.front();
+      if (std::optional<std::string> Why = Fixed(*Written, true))
+        return Fail(Uses.front()->At->getExprLoc(),
+                    *Why + "; name them in out(...) or inout(...)");
+    }
+    llvm::SmallVector<Hull, 2> ReadOnly;
+    bool ReadsWritten = false;
+    for (Hull &R : ReadGroups) {
+      if (std::optional<std::string> Why = Fixed(R, false))
+        return Fail(Uses.front()->At->getExprLoc(),
+                    *Why + "; write in(" + Name + "[...])");
+      if (Written && holds(*Written, R, E))
+        ReadsWritten = true;
+      else
+        ReadOnly.push_back(R);
+    }
+    for (const Hull &R : ReadOnly)
+      Result.Clauses.push_back({"in", sectionText(Name, R)});
+    if (!Written)
+      continue;
+    std::string Section = sectionText(Name, *Written);
+    bool Out = !ReadsWritten && !Updated && !Written->Widened;
+    if (Out && Written->Dims.size() == 1) {
+      DataSection S;
+      S.Array = Name;
+      S.Text = Section;
+      S.Lower = boundText(Written->Dims[0].Lo);
+      std::optional<IntPoly> Length = lengthOf(Written->Dims[0]);
+      S.Length = Length ? boundText(*Length) : "";
+      S.DimBounds.push_back({S.Lower, S.Length});
+      S.Names.push_back(Name);
+      Out = coverSection(S).Whole;
+    }
+    Result.Clauses.push_back({Out ? "out" : "inout", Section});
+  }
+  return Result;
+}
+
+} // namespace fpm::detail
+
+namespace fpm {
+
+std::string DerivedClauses::text() const {
+  std::string Text;
+  for (StringRef Kind : {"in", "out", "inout"}) {
+    llvm::SmallVector<std::string, 4> Sections;
+    for (const DerivedSection &S : Clauses)
+      if (S.Clause == Kind)
+        Sections.push_back(S.Section);
+    if (Sections.empty())
+      continue;
+    if (!Text.empty())
+      Text += " ";
+    Text += Kind.str() + "(" + llvm::join(Sections, ", ") + ")";
+  }
+  return Text;
+}
+
+DerivedClauses deriveDataClauses(ASTContext &Ctx, const PartitionPragma &Pragma,
+                                 const FunctionDecl &Fn, const ForStmt &For,
+                                 const VarDecl &Var) {
+  return detail::LoopCheck(Ctx, Pragma, Fn, For).deriveClauses(Var);
+}
+
+} // namespace fpm
