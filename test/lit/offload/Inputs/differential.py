@@ -16,7 +16,8 @@ written by others: local structs, atomics, types and macros of the
 enclosing function, sections that reach below an array's element 0,
 helpers that share a name or have that of an OpenCL C built-in,
 data-dependent subscripts, reductions and flags, repeated clauses,
-preprocessor lines between the pragma and its loop. --shapes chooses them
+preprocessor lines between the pragma and its loop, loops without data
+clauses (fpm works them out). --shapes chooses them
 (default: all but those in NOT_YET). Program k has shape number k of the
 list (modulo its length), and every other one with probability
 SHAPE_CHANCE, never atomic (C11) with overloads (C++). A program whose
@@ -136,6 +137,9 @@ SHAPES = {
     "in-place":
         "one array in two sections, read wide and written narrow: "
         "`in(P[0:1][0:N]) out(P[1:1][v:1])` (a table filled row by row)",
+    "derived":
+        "no in, out or inout clause: fpm works them out from the body's "
+        "subscripts (the clauses the program would have, left out)",
 }
 
 # The shapes that fpm does not handle yet, left out of the default
@@ -478,9 +482,10 @@ class Program:
                                for name in names)
             else:
                 clauses.append("reduction(%s: %s)" % (op, ", ".join(names)))
-        lists("in", self.ins)
-        lists("out", self.outs)
-        lists("inout", self.inouts)
+        if not self.has("derived") or self.refused:
+            lists("in", self.ins)
+            lists("out", self.outs)
+            lists("inout", self.inouts)
         if self.chance("schedule", 0.7):
             clauses.append("schedule(%s)" % rng.choice(SCHEDULES))
         if self.chance("devices", 0.3):
@@ -494,6 +499,9 @@ class Program:
         return "#pragma fpm partition " + " ".join(clauses)
 
     # The shapes, each given its own stream ------------------------------
+
+    def shape_derived(self, rng):
+        pass  # pragma_text leaves the data clauses out
 
     def shape_struct_member(self, rng):
         et = rng.choice(["long", "double"])
