@@ -540,20 +540,22 @@ std::optional<RunLayout> runLayout(const SectionShape &Shape) {
     --Run;
   if (Run == 0)
     return std::nullopt;
-  // Whole dimensions [Block, Run) before the run.
-  unsigned Block = Run;
-  while (Block > 1 && Whole(Block - 1))
-    --Block;
   RunLayout Layout;
   Layout.RunDim = Run;
-  unsigned Ones = Block - 1; // dimensions [0, Ones) must have length 1
-  if (One(Block - 1)) {
-    if (Block < Run)
-      Layout.RowDim = Block;
-  } else {
-    Layout.RowDim = Block - 1;
-  }
-  for (unsigned D = 0; D < Ones; ++D)
+  // Single indices [End, Run) before the run: they move the rows, not
+  // shape them.
+  unsigned End = Run;
+  while (End > 0 && One(End - 1))
+    --End;
+  if (End == 0)
+    return Layout;
+  // Whole dimensions [Block, End), after the rows' first dimension.
+  unsigned Block = End;
+  while (Block > 1 && Whole(Block - 1))
+    --Block;
+  Layout.RowEnd = End;
+  Layout.RowDim = Block < End && One(Block - 1) ? Block : Block - 1;
+  for (unsigned D = 0; D < *Layout.RowDim; ++D)
     if (!One(D))
       return std::nullopt;
   return Layout;

@@ -100,12 +100,15 @@ struct DimShape {
 /// `u[0:5][i:1][0:J][0:K]`): in the array's scalar elements, an iteration
 /// touching `rows` runs a pitch apart (fpm_arg). Dimensions past RunDim
 /// are whole: a run is RunDim's length times their elements. Rows are
-/// RowDim's length times the whole dimensions between it and RunDim
-/// (dimensions before RowDim have length 1); without RowDim, one row. The
-/// pitch is the elements of one index of dimension RunDim - 1.
+/// RowDim's length times the whole dimensions between it and RowEnd;
+/// dimensions [RowEnd, RunDim) and those before RowDim have length 1
+/// (`lhs[0:5][i:1][j:1][k:1]`: five rows of one element); without RowDim,
+/// one row. The pitch is the elements of one index of dimension
+/// RowEnd - 1.
 struct RunLayout {
   unsigned RunDim = 0;
   std::optional<unsigned> RowDim;
+  unsigned RowEnd = 0;
 };
 
 /// A section's first dimension, `[Lower:Length]`, as ClauseSema read it

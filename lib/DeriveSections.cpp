@@ -232,61 +232,54 @@ LoopCheck::ElementUse LoopCheck::elementUse(const Subscript &S) const {
   return ElementUse::Unknown;
 }
 
-/// The hull of S's element over the inner loops around it: each index an
-/// IntPoly, each inner loop's variable at the end of its range that makes
-/// the index least or greatest. nullopt where an index is not affine in an
-/// inner loop's variable, or its loop's range is unknown; Bad then gets the
-/// index fpm cannot read.
-std::optional<LoopCheck::ElementHull> LoopCheck::elementHull(const Subscript &S,
-                                                             const Expr *&Bad) {
-  ElementHull H;
-  for (const Expr *Index : S.Indices) {
-    Bad = Index;
-    InnerLoops Inner;
-    std::optional<IntPoly> P =
-        intPolyFromExpr(Index, Ctx, [&](const VarDecl *VD) {
-          return bodyLeaf(VD, S.At, &Inner, 0);
-        });
-    if (!P)
+/// The least and greatest value of S's index in dimension D over the inner
+/// loops around S: an IntPoly, each inner loop's variable at the end of its
+/// range that makes it least or greatest. nullopt where the index is not
+/// affine in an inner loop's variable, or that loop's range is unknown.
+std::optional<std::pair<IntPoly, IntPoly>>
+LoopCheck::indexBounds(const Subscript &S, size_t D) {
+  InnerLoops Inner;
+  std::optional<IntPoly> P =
+      intPolyFromExpr(S.Indices[D], Ctx, [&](const VarDecl *VD) {
+        return bodyLeaf(VD, S.At, &Inner, 0);
+      });
+  if (!P)
+    return std::nullopt;
+  IntPoly Lo = *P, Hi = *P;
+  for (const auto &[V, L] : Inner) {
+    if (!Lo.uses(V) && !Hi.uses(V))
+      continue;
+    std::optional<UnitRange> Range = unitRange(L, V);
+    if (!Range)
       return std::nullopt;
-    IntPoly Lo = *P, Hi = *P;
-    for (const auto &[V, L] : Inner) {
-      if (!Lo.uses(V) && !Hi.uses(V))
-        continue;
-      std::optional<UnitRange> Range = unitRange(L, V);
-      if (!Range)
+    std::optional<IntPoly> Last = Range->First.plus(Range->Count);
+    Last = Last ? Last->minus(*IntPoly::constant(1)) : std::nullopt;
+    if (!Last)
+      return std::nullopt;
+    auto At = [&](const IntPoly &Of, bool Least) -> std::optional<IntPoly> {
+      auto Split = Of.splitLinear(V);
+      if (!Split)
         return std::nullopt;
-      std::optional<IntPoly> Last = Range->First.plus(Range->Count);
-      Last = Last ? Last->minus(*IntPoly::constant(1)) : std::nullopt;
-      if (!Last)
-        return std::nullopt;
-      auto At = [&](const IntPoly &Of, bool Least) -> std::optional<IntPoly> {
-        auto Split = Of.splitLinear(V);
-        if (!Split)
-          return std::nullopt;
-        auto &[C, K] = *Split;
-        std::optional<IntPoly> KP = IntPoly::constant(K);
-        std::optional<IntPoly> Scaled =
-            KP ? KP->times((K >= 0) == Least ? Range->First : *Last)
-               : std::nullopt;
-        return Scaled ? C.plus(*Scaled) : std::nullopt;
-      };
-      std::optional<IntPoly> NewLo = At(Lo, true), NewHi = At(Hi, false);
-      if (!NewLo || !NewHi)
-        return std::nullopt;
-      Lo = std::move(*NewLo);
-      Hi = std::move(*NewHi);
-    }
-    // What is left: the loop variable and invariants, or an inner loop's
-    // variable a range used (which unitRange does not take).
-    for (const IntPoly *B : {&Lo, &Hi})
-      for (IntPoly::Var V : B->vars())
-        if (V != Var && !isInvariant(V))
-          return std::nullopt;
-    H.push_back({std::move(Lo), std::move(Hi)});
+      auto &[C, K] = *Split;
+      std::optional<IntPoly> KP = IntPoly::constant(K);
+      std::optional<IntPoly> Scaled =
+          KP ? KP->times((K >= 0) == Least ? Range->First : *Last)
+             : std::nullopt;
+      return Scaled ? C.plus(*Scaled) : std::nullopt;
+    };
+    std::optional<IntPoly> NewLo = At(Lo, true), NewHi = At(Hi, false);
+    if (!NewLo || !NewHi)
+      return std::nullopt;
+    Lo = std::move(*NewLo);
+    Hi = std::move(*NewHi);
   }
-  Bad = nullptr;
-  return H;
+  // What is left: the loop variable and invariants, or an inner loop's
+  // variable a range used (which unitRange does not take).
+  for (const IntPoly *B : {&Lo, &Hi})
+    for (IntPoly::Var V : B->vars())
+      if (V != Var && !isInvariant(V))
+        return std::nullopt;
+  return std::pair{std::move(Lo), std::move(Hi)};
 }
 
 DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
@@ -359,36 +352,34 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
                         "inout(...)");
       bool Writes_ = Use != ElementUse::Read;
       Updated |= Use == ElementUse::Update;
-      const Expr *Bad = nullptr;
-      std::optional<ElementHull> Element = elementHull(*S, Bad);
+      // Each dimension's bounds; one fpm cannot bound is the whole extent
+      // where the type gives it: in a dimension after the first, of the
+      // rows a device copies anyway (a written section then is inout); in
+      // the first, of an array the loop only reads.
       Hull H;
-      if (Element) {
-        for (auto &[Lo, Hi] : *Element)
-          H.Dims.push_back({std::move(Lo), std::move(Hi)});
-      }
-      if (!Element) {
-        if (Writes_)
+      for (size_t D = 0; D < S->Indices.size(); ++D) {
+        if (std::optional<std::pair<IntPoly, IntPoly>> B = indexBounds(*S, D)) {
+          H.Dims.push_back({std::move(B->first), std::move(B->second)});
+          continue;
+        }
+        std::optional<DimHull> W =
+            D > 0 || !Writes_ ? wholeDim(E, D) : std::nullopt;
+        if (!W && Writes_)
           return Fail(
-              Bad ? Bad->getExprLoc() : S->At->getExprLoc(),
+              S->Indices[D]->getExprLoc(),
               "fpm cannot tell which elements of '" + Name +
                   "' an iteration writes at '" + At +
                   "' (an index that is not an affine function of the loop "
                   "variable and of inner loops' variables with known "
                   "bounds); name them in out(...) or inout(...)");
-        // Read somewhere in the array: all of it, if its type says how much.
-        H.Dims.clear();
+        if (!W)
+          return Fail(S->At->getExprLoc(),
+                      "fpm cannot tell which elements of '" + Name +
+                          "' the loop reads at '" + At + "', and '" + Name +
+                          "' has no extent fpm knows; name them: in(" + Name +
+                          "[0:<elements>])");
+        H.Dims.push_back(std::move(*W));
         H.Widened = true;
-        for (size_t D = 0; D < S->Indices.size(); ++D) {
-          std::optional<DimHull> W = wholeDim(E, D);
-          if (!W)
-            return Fail(S->At->getExprLoc(),
-                        "fpm cannot tell which elements of '" + Name +
-                            "' the loop reads at '" + At + "', and '" + Name +
-                            "' has no extent fpm knows; "
-                            "name them: in(" +
-                            Name + "[0:<elements>])");
-          H.Dims.push_back(std::move(*W));
-        }
       }
       // Where no dimension after the first moves with the loop variable,
       // a device copies whole elements of the first (rows): the section

@@ -201,13 +201,13 @@ void emitRuns(llvm::raw_ostream &OS, const DataSection &Section,
      << Times(Section.DimBounds[Runs.RunDim].Length, Runs.RunDim) << ";\n";
   if (!Runs.RowDim)
     return;
-  // RowDim's length times the whole dimensions up to the run's.
+  // RowDim's length times the whole dimensions up to RowEnd.
   OS << "      " << E << ".rows = (" << I64 << ")("
      << Section.DimBounds[*Runs.RowDim].Length << ")";
-  if (*Runs.RowDim + 1 < Runs.RunDim)
+  if (*Runs.RowDim + 1 < Runs.RowEnd)
     OS << " * (" << I64 << ")(sizeof(" << subscripted(A, *Runs.RowDim + 1)
-       << ") / sizeof(" << subscripted(A, Runs.RunDim) << "))";
-  OS << "; " << E << ".pitch = " << elementsOf(A, Runs.RunDim - 1, Dims, I64)
+       << ") / sizeof(" << subscripted(A, Runs.RowEnd) << "))";
+  OS << "; " << E << ".pitch = " << elementsOf(A, Runs.RowEnd - 1, Dims, I64)
      << ";\n";
 }
 

@@ -541,10 +541,10 @@ private:
   /// How an iteration uses one element of an array.
   enum class ElementUse { Read, Write, Update, Unknown };
   ElementUse elementUse(const Subscript &S) const;
-  /// The least and greatest index of each dimension a subscript reaches
-  /// over the inner loops around it.
-  using ElementHull = llvm::SmallVector<std::pair<IntPoly, IntPoly>, 2>;
-  std::optional<ElementHull> elementHull(const Subscript &S, const Expr *&Bad);
+  /// The least and greatest index of dimension D a subscript reaches over
+  /// the inner loops around it.
+  std::optional<std::pair<IntPoly, IntPoly>> indexBounds(const Subscript &S,
+                                                         size_t D);
 
 public:
   DerivedClauses deriveClauses(const VarDecl &LoopVar);

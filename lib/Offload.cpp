@@ -187,20 +187,26 @@ const DataSection &sectionAt(const PartitionPragma &P, unsigned Index) {
 
 /// Why two iterations of a written section described by runs (Shape.Runs)
 /// may share an element, or nothing: exactly one dimension moves, the run's
-/// (dimension RunDim), by at least its length at each iteration; the rows
-/// of the iterations then interleave without meeting while the section
-/// stays in its array (the runtime checks that).
+/// (dimension RunDim) or one of the single indices between the rows and
+/// the run, by at least its length at each iteration; the rows of the
+/// iterations then interleave without meeting while the section stays in
+/// its array (the runtime checks that).
 std::optional<std::string> runsOverlap(const SectionShape &Shape,
                                        const CanonicalLoop &Loop,
                                        std::optional<int64_t> Step,
                                        const std::string &Var) {
-  unsigned Moving = 0;
-  for (const DimShape &D : Shape.Inner)
-    Moving += D.LowerMoves;
-  const DimShape &Run = Shape.Inner[Shape.Runs->RunDim - 1];
-  if (Moving != 1 || !Run.LowerMoves)
-    return "moves in more than one dimension, or not in its last partial "
-           "one: fpm cannot show that two iterations never write the same "
+  unsigned Moving = 0, Moves = 0;
+  for (unsigned D = 1; D <= Shape.Inner.size(); ++D)
+    if (Shape.Inner[D - 1].LowerMoves) {
+      ++Moving;
+      Moves = D;
+    }
+  const RunLayout &Layout = *Shape.Runs;
+  const unsigned From = Layout.RowDim ? Layout.RowEnd : 1;
+  const DimShape &Run = Shape.Inner[Moves ? Moves - 1 : 0];
+  if (Moving != 1 || Moves > Layout.RunDim || Moves < From)
+    return "moves in more than one dimension, or in one that its rows "
+           "span: fpm cannot show that two iterations never write the same "
            "element";
   // How far the run moves per iteration: its lower bound at v + 1 less at v
   // (affine), times the step; it must be at least its length. Where the
@@ -231,7 +237,7 @@ std::optional<std::string> runsOverlap(const SectionShape &Shape,
   std::optional<int64_t> Length = Run.Length->getConstant();
   if (By && Length && (*By < 0 ? -*By : *By) < *Length)
     return "overlaps the next iteration's: its dimension " +
-           std::to_string(Shape.Runs->RunDim + 1) + " starts " +
+           std::to_string(Moves + 1) + " starts " +
            std::to_string(*By < 0 ? -*By : *By) + " further at each " +
            "iteration of " + Var + " and has " + std::to_string(*Length) +
            ", and a device copies a written section back whole";
