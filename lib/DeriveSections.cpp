@@ -106,6 +106,73 @@ void addToGroups(llvm::SmallVectorImpl<Hull> &Groups, const Hull &Part,
   Groups.push_back(Part);
 }
 
+/// Dimension D of H made whole, where E gives its extent.
+void widen(Hull &H, const Extents &E, size_t D) {
+  if (std::optional<DimHull> W = wholeDim(E, D);
+      W && !(H.Dims[D].Lo == W->Lo && H.Dims[D].Hi == W->Hi)) {
+    H.Dims[D] = std::move(*W);
+    H.Widened = true;
+  }
+}
+
+/// H in the shape a device copies (ClauseSema's RunLayout), where whole
+/// dimensions make it one. Where no dimension after the first moves with
+/// the loop variable V, whole elements of the first (rows): hulls of one
+/// row merge then. Where a later one, M, does: past M's first dimension
+/// of more than one index the rest whole (the run), and before M one
+/// dimension of more than one index (the rows), the others up to the last
+/// such whole: their elements are then rows of runs a pitch apart.
+void fitRows(Hull &H, const Extents &E, IntPoly::Var V) {
+  const size_t N = H.Dims.size();
+  size_t M = 1;
+  while (M < N && !H.Dims[M].Lo.uses(V))
+    ++M;
+  if (M == N) {
+    for (size_t D = 1; D < N; ++D)
+      widen(H, E, D);
+    return;
+  }
+  auto Single = [&](size_t D) {
+    return difference(H.Dims[D].Hi, H.Dims[D].Lo) == 0;
+  };
+  auto Whole = [&](size_t D) {
+    std::optional<DimHull> W = wholeDim(E, D);
+    return W && H.Dims[D].Lo == W->Lo && H.Dims[D].Hi == W->Hi;
+  };
+  // Already rows of runs: the run the last dimension that is not whole,
+  // before it single indices, then whole dimensions after the rows' first,
+  // then single indices; the moving dimension a single index or the run.
+  size_t RunDim = N - 1;
+  while (RunDim > M && Whole(RunDim))
+    --RunDim;
+  size_t D = RunDim;
+  while (D > 0 && Single(D - 1))
+    --D;
+  while (D > 1 && Whole(D - 1))
+    --D;
+  if (D > 0)
+    --D; // the rows' first dimension
+  bool Fits = M == RunDim || Single(M);
+  for (size_t X = 0; X < D && Fits; ++X)
+    Fits = Single(X);
+  if (Fits)
+    return;
+  size_t Run = M + 1;
+  while (Run < N && Single(Run))
+    ++Run;
+  for (size_t D = Run + 1; D < N; ++D)
+    widen(H, E, D);
+  std::optional<size_t> First, Last;
+  for (size_t D = 0; D < M; ++D)
+    if (!Single(D)) {
+      First = First.value_or(D);
+      Last = D;
+    }
+  if (First)
+    for (size_t D = *First + 1; D <= *Last; ++D)
+      widen(H, E, D);
+}
+
 /// P is C + K * V with C and K free of V: what the runtime takes for a
 /// section's lower bound.
 bool affineIn(const IntPoly &P, IntPoly::Var V) {
@@ -195,6 +262,8 @@ LoopCheck::ElementUse LoopCheck::elementUse(const Subscript &S) const {
       return S.AlsoReads ? ElementUse::Update : ElementUse::Write;
     return readsValue(S.At) ? ElementUse::Read : ElementUse::Unknown;
   }
+  if (isa<ConstantArrayType>(T.getCanonicalType()))
+    return S.IsWrite ? ElementUse::Unknown : passedBlock(S.At);
   if (!T->isRecordType())
     return ElementUse::Unknown;
   if (S.IsWrite)
@@ -229,6 +298,45 @@ LoopCheck::ElementUse LoopCheck::elementUse(const Subscript &S) const {
   if (const auto *UO = dyn_cast_or_null<UnaryOperator>(P);
       UO && UO->isIncrementDecrementOp())
     return ElementUse::Update;
+  return ElementUse::Unknown;
+}
+
+/// How a function uses a block of constant extents passed to it (an array
+/// or a row of one, `f(lhs[i][j])` or `f(a)` with `void f(double b[5][5])`):
+/// it reaches that block only, and may write it unless it takes it as
+/// const. Unknown where E is not a call's argument.
+LoopCheck::ElementUse LoopCheck::passedBlock(const Expr *E) const {
+  const Stmt *P = parentOf(E);
+  while (isa_and_nonnull<ParenExpr>(P))
+    P = parentOf(P);
+  const auto *Decay = dyn_cast_or_null<ImplicitCastExpr>(P);
+  if (!Decay || Decay->getCastKind() != CK_ArrayToPointerDecay)
+    return ElementUse::Unknown;
+  // A const parameter adds a qualification conversion.
+  const Expr *Arg = Decay;
+  P = parentOf(Arg);
+  while (const auto *Cast = dyn_cast_or_null<ImplicitCastExpr>(P)) {
+    if (Cast->getCastKind() != CK_NoOp)
+      return ElementUse::Unknown;
+    Arg = Cast;
+    P = parentOf(Cast);
+  }
+  const auto *Call = dyn_cast_or_null<CallExpr>(P);
+  const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+  if (!Callee)
+    return ElementUse::Unknown;
+  for (unsigned A = 0; A < Call->getNumArgs() && A < Callee->getNumParams();
+       ++A) {
+    if (Call->getArg(A) != Arg)
+      continue;
+    const auto *Ptr = Callee->getParamDecl(A)->getType()->getAs<PointerType>();
+    QualType Pointee = Ptr ? Ptr->getPointeeType() : QualType();
+    while (!Pointee.isNull() && Pointee->isArrayType() &&
+           !Pointee.isConstQualified())
+      Pointee = Ctx.getAsArrayType(Pointee)->getElementType();
+    return !Pointee.isNull() && Pointee.isConstQualified() ? ElementUse::Read
+                                                           : ElementUse::Update;
+  }
   return ElementUse::Unknown;
 }
 
@@ -302,6 +410,8 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
   llvm::MapVector<const VarDecl *, llvm::SmallVector<const Subscript *, 4>>
       Arrays;
   llvm::SmallPtrSet<const DeclRefExpr *, 16> Indexed;
+  // Arrays passed whole to functions (passedBlock), and how.
+  llvm::DenseMap<const VarDecl *, llvm::SmallVector<ElementUse, 2>> Passed;
   for (const Subscript &S : Subscripts)
     if (isOutsideLoop(S.Root) && !IsPrivate(S.Root)) {
       Arrays[S.Root].push_back(&S);
@@ -322,6 +432,14 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
     QualType T = VD->getType().getNonReferenceType();
     if (!T->isPointerType() && !T->isArrayType())
       continue;
+    if (Extents E = extentsOf(Ctx, T);
+        T->isConstantArrayType() && llvm::all_of(E, [](auto X) { return X; })) {
+      if (ElementUse Use = passedBlock(DRE); Use != ElementUse::Unknown) {
+        Arrays[VD];
+        Passed[VD].push_back(Use);
+        continue;
+      }
+    }
     return Fail(DRE->getLocation(),
                 "'" + VD->getName().str() +
                     "' is used other than by its elements ('" +
@@ -338,10 +456,22 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
     Extents E = extentsOf(Ctx, Array->getType());
     llvm::SmallVector<Hull, 2> Reads, Writes;
     bool Updated = false;
+    for (ElementUse Use : Passed.lookup(Array)) {
+      Hull H;
+      for (size_t D = 0; D < E.size(); ++D)
+        H.Dims.push_back(*wholeDim(E, D));
+      Reads.push_back(H);
+      if (Use == ElementUse::Update) {
+        Writes.push_back(H);
+        Updated = true;
+      }
+    }
     for (const Subscript *S : Uses) {
       std::string At = text(S->At);
       ElementUse Use = elementUse(*S);
-      if (Use == ElementUse::Unknown || S->Indices.size() > E.size())
+      if (Use == ElementUse::Unknown || S->Indices.size() > E.size() ||
+          (S->Indices.size() < E.size() &&
+           !isa<ConstantArrayType>(S->At->getType().getCanonicalType())))
         return Fail(S->At->getExprLoc(),
                     "fpm cannot tell how the loop uses '" + At + "'" +
                         (S->At->isInstantiationDependent()
@@ -356,14 +486,32 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
       // where the type gives it: in a dimension after the first, of the
       // rows a device copies anyway (a written section then is inout); in
       // the first, of an array the loop only reads.
+      // A written first dimension may be whole where a later one moves
+      // with the loop variable (rows of a column); a block passed to a
+      // function is its whole dimensions.
       Hull H;
-      for (size_t D = 0; D < S->Indices.size(); ++D) {
-        if (std::optional<std::pair<IntPoly, IntPoly>> B = indexBounds(*S, D)) {
-          H.Dims.push_back({std::move(B->first), std::move(B->second)});
+      llvm::SmallVector<std::optional<std::pair<IntPoly, IntPoly>>, 4> Bounds;
+      for (size_t D = 0; D < S->Indices.size(); ++D)
+        Bounds.push_back(indexBounds(*S, D));
+      bool LaterMoves = llvm::any_of(llvm::drop_begin(Bounds), [&](auto &B) {
+        return B && B->first.uses(Var);
+      });
+      for (size_t D = 0; D < E.size(); ++D) {
+        if (D >= S->Indices.size()) {
+          std::optional<DimHull> W = wholeDim(E, D);
+          if (!W)
+            return Fail(S->At->getExprLoc(),
+                        "fpm cannot tell how the loop uses '" + At + "'");
+          H.Dims.push_back(std::move(*W));
+          continue;
+        }
+        if (Bounds[D]) {
+          H.Dims.push_back(
+              {std::move(Bounds[D]->first), std::move(Bounds[D]->second)});
           continue;
         }
         std::optional<DimHull> W =
-            D > 0 || !Writes_ ? wholeDim(E, D) : std::nullopt;
+            D > 0 || !Writes_ || LaterMoves ? wholeDim(E, D) : std::nullopt;
         if (!W && Writes_)
           return Fail(
               S->Indices[D]->getExprLoc(),
@@ -381,17 +529,7 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
         H.Dims.push_back(std::move(*W));
         H.Widened = true;
       }
-      // Where no dimension after the first moves with the loop variable,
-      // a device copies whole elements of the first (rows): the section
-      // says so, and hulls of one row merge.
-      if (llvm::none_of(llvm::drop_begin(H.Dims),
-                        [&](const DimHull &D) { return D.Lo.uses(Var); }))
-        for (size_t D = 1; D < H.Dims.size(); ++D)
-          if (std::optional<DimHull> W = wholeDim(E, D);
-              W && !(H.Dims[D].Lo == W->Lo && H.Dims[D].Hi == W->Hi)) {
-            H.Dims[D] = std::move(*W);
-            H.Widened = true;
-          }
+      fitRows(H, E, Var);
       (Writes_ ? Writes : Reads).push_back(H);
       if (Use == ElementUse::Update)
         Reads.push_back(H);
@@ -404,6 +542,8 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
       llvm::SmallVector<Hull, 2> Groups;
       for (const Hull &H : Parts)
         addToGroups(Groups, H, E);
+      for (Hull &G : Groups)
+        fitRows(G, E, Var);
       return Groups;
     };
     llvm::SmallVector<Hull, 2> WriteGroups = Group(Writes);

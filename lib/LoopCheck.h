@@ -541,6 +541,7 @@ private:
   /// How an iteration uses one element of an array.
   enum class ElementUse { Read, Write, Update, Unknown };
   ElementUse elementUse(const Subscript &S) const;
+  ElementUse passedBlock(const Expr *E) const;
   /// The least and greatest index of dimension D a subscript reaches over
   /// the inner loops around it.
   std::optional<std::pair<IntPoly, IntPoly>> indexBounds(const Subscript &S,

@@ -32,6 +32,7 @@
 #include "PragmaParser.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <string>
 
@@ -173,6 +174,11 @@ struct DerivedClauses {
   /// `in(a[i*n:n], b[0:n*n]) out(c[i*n:n])`, as the pragma would take them.
   std::string text() const;
 };
+
+/// The name of the buffer the derived clauses are parsed from: what is
+/// reported at a location there is reported at the pragma.
+inline constexpr llvm::StringLiteral DerivedClausesBuffer =
+    "<fpm derived clauses>";
 
 /// Derives the data clauses of For, a loop checkLoop accepted with Pragma,
 /// which has none; Var is its loop variable. Reports nothing.

@@ -11,6 +11,7 @@
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace clang;
@@ -186,9 +187,10 @@ const DataSection &sectionAt(const PartitionPragma &P, unsigned Index) {
 }
 
 /// Why two iterations of a written section described by runs (Shape.Runs)
-/// may share an element, or nothing: exactly one dimension moves, the run's
-/// (dimension RunDim) or one of the single indices between the rows and
-/// the run, by at least its length at each iteration; the rows of the
+/// may share an element, or nothing: exactly one dimension moves, a single
+/// index (each iteration's rows then lie within one index of it, its later
+/// dimensions staying within their extents) or the run's (dimension
+/// RunDim), by at least its length at each iteration; the rows of the
 /// iterations then interleave without meeting while the section stays in
 /// its array (the runtime checks that).
 std::optional<std::string> runsOverlap(const SectionShape &Shape,
@@ -201,13 +203,17 @@ std::optional<std::string> runsOverlap(const SectionShape &Shape,
       ++Moving;
       Moves = D;
     }
-  const RunLayout &Layout = *Shape.Runs;
-  const unsigned From = Layout.RowDim ? Layout.RowEnd : 1;
-  const DimShape &Run = Shape.Inner[Moves ? Moves - 1 : 0];
-  if (Moving != 1 || Moves > Layout.RunDim || Moves < From)
-    return "moves in more than one dimension, or in one that its rows "
-           "span: fpm cannot show that two iterations never write the same "
-           "element";
+  if (Moving != 1)
+    return "moves in more than one dimension: fpm cannot show that two "
+           "iterations never write the same element";
+  const DimShape &Run = Shape.Inner[Moves - 1];
+  if (Moves != Shape.Runs->RunDim)
+    return Run.Length && Run.Length->getConstant() == 1
+               ? std::nullopt
+               : std::optional<std::string>(
+                     "moves in a dimension that its rows span: fpm cannot "
+                     "show that two iterations never write the same "
+                     "element");
   // How far the run moves per iteration: its lower bound at v + 1 less at v
   // (affine), times the step; it must be at least its length. Where the
   // difference has no negative coefficient (sizes are >= 0) that holds;
@@ -252,6 +258,11 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
   if (P.Devices == "cpu")
     return true;
   auto Refuse = [&](SourceLocation Loc, StringRef Why) {
+    // A derived section's place is the pragma the clauses would stand in.
+    if (const SourceManager &SM = Ctx.getSourceManager();
+        L.Derived && Loc.isValid() &&
+        SM.getBufferName(SM.getSpellingLoc(Loc)) == DerivedClausesBuffer)
+      Loc = P.KeywordLoc;
     if (P.Devices == "gpu") {
       report(Diags, Loc, Level::Error,
              "loop '%0' cannot run on OpenCL devices: %1")

@@ -129,7 +129,7 @@ void deriveClauses(Sema &S, ClauseSema &Clauses, const FunctionDecl &Fn,
   Preprocessor &PP = S.getPreprocessor();
   SourceManager &SM = Ctx.getSourceManager();
   FileID Buffer = SM.createFileID(
-      llvm::MemoryBuffer::getMemBufferCopy(Text, "<fpm derived clauses>"));
+      llvm::MemoryBuffer::getMemBufferCopy(Text, DerivedClausesBuffer));
   Lexer Lex(Buffer, SM.getBufferOrFake(Buffer), SM, Ctx.getLangOpts());
   llvm::SmallVector<Token, 32> Tokens;
   for (Token T; !Lex.LexFromRawLexer(T) || T.isNot(tok::eof);) {
