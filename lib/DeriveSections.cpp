@@ -61,6 +61,13 @@ std::optional<Hull> merged(const Hull &A, const Hull &B, const Extents &E) {
   Hull M = A;
   M.Widened |= B.Widened;
   for (size_t D = 0; D < A.Dims.size(); ++D) {
+    // A whole dimension holds any index a C program uses there.
+    if (std::optional<DimHull> Whole = wholeDim(E, D);
+        Whole && ((A.Dims[D].Lo == Whole->Lo && A.Dims[D].Hi == Whole->Hi) ||
+                  (B.Dims[D].Lo == Whole->Lo && B.Dims[D].Hi == Whole->Hi))) {
+      M.Dims[D] = std::move(*Whole);
+      continue;
+    }
     std::optional<int64_t> Lo = difference(A.Dims[D].Lo, B.Dims[D].Lo);
     std::optional<int64_t> Hi = difference(A.Dims[D].Hi, B.Dims[D].Hi);
     if (!Lo || !Hi) {
@@ -79,11 +86,11 @@ std::optional<Hull> merged(const Hull &A, const Hull &B, const Extents &E) {
   return M;
 }
 
-/// Inner holds Part in every dimension, provably, or as whole dimension
-/// after the first of constant extent.
+/// Inner holds Part in every dimension, provably, or as a whole dimension
+/// of constant extent.
 bool holds(const Hull &Inner, const Hull &Part, const Extents &E) {
   for (size_t D = 0; D < Inner.Dims.size(); ++D) {
-    std::optional<DimHull> Whole = D > 0 ? wholeDim(E, D) : std::nullopt;
+    std::optional<DimHull> Whole = wholeDim(E, D);
     if (Whole && Inner.Dims[D].Lo == Whole->Lo && Inner.Dims[D].Hi == Whole->Hi)
       continue;
     std::optional<int64_t> Lo = difference(Part.Dims[D].Lo, Inner.Dims[D].Lo);
@@ -448,6 +455,38 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
                     "needs; name them in in(...), out(...) or inout(...)");
   }
 
+  // The arrays the functions the body calls name themselves (globals): a
+  // device sees of such an array only the sections the loop names, so one
+  // the body indexes too is named whole (where its type gives the extent),
+  // and one it writes is left to the user.
+  llvm::DenseMap<const VarDecl *, const FunctionDecl *> CalleeGlobals;
+  {
+    llvm::SmallPtrSet<const FunctionDecl *, 8> Seen;
+    llvm::SmallVector<std::pair<const Stmt *, const FunctionDecl *>, 8> Todo{
+        {For.getBody(), nullptr}};
+    while (!Todo.empty()) {
+      auto [Root, In] = Todo.pop_back_val();
+      llvm::SmallVector<const Stmt *, 64> Stack{Root};
+      while (!Stack.empty()) {
+        const Stmt *S = Stack.pop_back_val();
+        if (!S)
+          continue;
+        llvm::append_range(Stack, S->children());
+        if (const auto *Call = dyn_cast<CallExpr>(S))
+          if (const FunctionDecl *Callee = Call->getDirectCallee()) {
+            const FunctionDecl *Def = nullptr;
+            if (Callee->getBody(Def) && Seen.insert(Def).second &&
+                Seen.size() <= MaxFrames)
+              Todo.push_back({Def->getBody(), Def});
+          }
+        const auto *DRE = dyn_cast<DeclRefExpr>(S);
+        const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+        if (In && VD && VD->hasGlobalStorage() && !VD->isStaticLocal())
+          CalleeGlobals.try_emplace(VD, In);
+      }
+    }
+  }
+
   for (const auto &[Array, Uses] : Arrays) {
     std::string Name = Array->getName().str();
     if (Ctx.Idents.get(Name).hadMacroDefinition())
@@ -456,6 +495,27 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
     Extents E = extentsOf(Ctx, Array->getType());
     llvm::SmallVector<Hull, 2> Reads, Writes;
     bool Updated = false;
+    if (auto Callee = CalleeGlobals.find(Array);
+        Callee != CalleeGlobals.end()) {
+      std::optional<Hull> Whole = Hull();
+      for (size_t D = 0; D < E.size() && Whole; ++D)
+        if (std::optional<DimHull> W = wholeDim(E, D))
+          Whole->Dims.push_back(std::move(*W));
+        else
+          Whole.reset();
+      bool Written = llvm::any_of(Uses, [&](const Subscript *S) {
+        return elementUse(*S) != ElementUse::Read;
+      });
+      if (!Whole || Written || !E.size())
+        return Fail(Uses.empty() ? For.getBeginLoc()
+                                 : Uses.front()->At->getExprLoc(),
+                    "'" + Name + "' is also used by '" +
+                        Callee->second->getNameAsString() +
+                        "', which the body calls, at elements fpm does not "
+                        "work out; name them in in(...), out(...) or "
+                        "inout(...)");
+      Reads.push_back(*Whole);
+    }
     for (ElementUse Use : Passed.lookup(Array)) {
       Hull H;
       for (size_t D = 0; D < E.size(); ++D)
