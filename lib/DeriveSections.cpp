@@ -254,6 +254,16 @@ std::string sectionText(StringRef Array, const Hull &H) {
   return Text;
 }
 
+/// H as a section: its text and each dimension's bounds.
+DerivedSection derivedSection(StringRef Clause, StringRef Array,
+                              const Hull &H) {
+  DerivedSection S{Clause.str(), sectionText(Array, H), {}};
+  for (const DimHull &D : H.Dims)
+    if (std::optional<IntPoly> Length = lengthOf(D))
+      S.Bounds.push_back({D.Lo, *Length});
+  return S;
+}
+
 } // namespace
 
 LoopCheck::ElementUse LoopCheck::elementUse(const Subscript &S) const {
@@ -654,7 +664,7 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
         ReadOnly.push_back(R);
     }
     for (const Hull &R : ReadOnly)
-      Result.Clauses.push_back({"in", sectionText(Name, R)});
+      Result.Clauses.push_back(derivedSection("in", Name, R));
     if (!Written)
       continue;
     std::string Section = sectionText(Name, *Written);
@@ -670,7 +680,8 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
       S.Names.push_back(Name);
       Out = coverSection(S).Whole;
     }
-    Result.Clauses.push_back({Out ? "out" : "inout", Section});
+    Result.Clauses.push_back(
+        derivedSection(Out ? "out" : "inout", Name, *Written));
   }
   return Result;
 }
@@ -679,13 +690,22 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
 
 namespace fpm {
 
+llvm::SmallVector<const DerivedSection *, 4> DerivedClauses::inOrder() const {
+  llvm::SmallVector<const DerivedSection *, 4> Sections;
+  for (StringRef Kind : {"in", "out", "inout"})
+    for (const DerivedSection &S : Clauses)
+      if (S.Clause == Kind)
+        Sections.push_back(&S);
+  return Sections;
+}
+
 std::string DerivedClauses::text() const {
   std::string Text;
   for (StringRef Kind : {"in", "out", "inout"}) {
     llvm::SmallVector<std::string, 4> Sections;
-    for (const DerivedSection &S : Clauses)
-      if (S.Clause == Kind)
-        Sections.push_back(S.Section);
+    for (const DerivedSection *S : inOrder())
+      if (S->Clause == Kind)
+        Sections.push_back(S->Section);
     if (Sections.empty())
       continue;
     if (!Text.empty())

@@ -28,6 +28,7 @@
 #define FPM_LIB_LOOPCHECKER_H
 
 #include "ClauseSema.h"
+#include "IntPoly.h"
 #include "OpenMpRegions.h"
 #include "PragmaParser.h"
 
@@ -162,6 +163,9 @@ struct DerivedSection {
   std::string Clause;
   /// As a user writes it: `a[i*n:n]`, `A[0:100][j:1]`.
   std::string Section;
+  /// Each dimension's lower bound and length, which the text, read back at
+  /// the pragma, must give.
+  llvm::SmallVector<std::pair<IntPoly, IntPoly>, 2> Bounds;
 };
 struct DerivedClauses {
   /// Read only: in; written: out where every iteration writes all of its
@@ -173,6 +177,8 @@ struct DerivedClauses {
   std::string Why;
   /// `in(a[i*n:n], b[0:n*n]) out(c[i*n:n])`, as the pragma would take them.
   std::string text() const;
+  /// The sections in the order of the pragma's: in's, out's, inout's.
+  llvm::SmallVector<const DerivedSection *, 4> inOrder() const;
 };
 
 /// The name of the buffer the derived clauses are parsed from: what is

@@ -100,6 +100,27 @@ private:
   bool Remarks;
 };
 
+/// The sections ClauseSema read from the derived clauses' text are the ones
+/// fpm worked out, bound by bound (a name the text uses means at the pragma
+/// what it meant in the body).
+bool readsBack(const DerivedClauses &D, const SectionShapes &Shapes) {
+  llvm::SmallVector<const DerivedSection *, 4> Sections = D.inOrder();
+  if (Sections.size() != Shapes.size())
+    return false;
+  for (size_t I = 0; I < Sections.size(); ++I) {
+    const SectionShape &Shape = Shapes[I];
+    const auto &Bounds = Sections[I]->Bounds;
+    if (!Shape.Known || Bounds.size() != Shape.Inner.size() + 1 ||
+        Shape.Lower != Bounds[0].first || Shape.Length != Bounds[0].second)
+      return false;
+    for (size_t Dim = 1; Dim < Bounds.size(); ++Dim)
+      if (Shape.Inner[Dim - 1].Lower != Bounds[Dim].first ||
+          Shape.Inner[Dim - 1].Length != Bounds[Dim].second)
+        return false;
+  }
+  return true;
+}
+
 /// Gives Loop, checked with a pragma that has no data clause and may run
 /// on OpenCL devices, the clauses fpm works out (deriveDataClauses): they
 /// are parsed, read by ClauseSema and checked with the loop again, silently,
@@ -154,6 +175,7 @@ void deriveClauses(Sema &S, ClauseSema &Clauses, const FunctionDecl &Fn,
     Copy.InOut = std::move(Parsed.InOut);
     llvm::append_range(Copy.Exprs, Parsed.Exprs);
     Ok = Clauses.check(Copy, For, Checked.Shapes) &&
+         readsBack(D, Checked.Shapes) &&
          checkLoop(Ctx, Copy, Fn, For, Checked.Loop, Checked.Vars,
                    ThreadPrivates, &Checked.Shapes) &&
          !Trap.hasErrorOccurred();
@@ -161,7 +183,9 @@ void deriveClauses(Sema &S, ClauseSema &Clauses, const FunctionDecl &Fn,
   Diags.setSuppressAllDiagnostics(Suppressed);
   if (!Ok) {
     Loop.NotDerived = OffloadRefusal{
-        P.KeywordLoc, "fpm worked out " + Text + " but could not check them"};
+        P.KeywordLoc,
+        "fpm worked out " + Text +
+            " but could not check them as the pragma would read them"};
     Derived.pop_back();
     return;
   }
