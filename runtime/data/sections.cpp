@@ -70,6 +70,29 @@ bool iterationsOverlap(const ArgSection &section, std::int64_t tripCount) {
   return !banded && apart < section.reach();
 }
 
+/// The rule for a section over row pointers (fpm_arg::row_length > 0):
+/// one run per iteration, from row 0 up, and rows whose packed bytes fit in
+/// int64_t. Throws std::invalid_argument, `where` first.
+void checkRowPointers(const std::string &where, const fpm_arg &arg) {
+  if (arg.row_length < 0)
+    throw std::invalid_argument(where + "row_length " +
+                                std::to_string(arg.row_length) + " is < 0");
+  if (arg.row_length == 0)
+    return;
+  if (arg.rows > 1)
+    throw std::invalid_argument(where + "a section over row pointers takes " +
+                                "whole rows, one run of them per iteration " +
+                                "(rows is " + std::to_string(arg.rows) + ")");
+  if (arg.origin != 0)
+    throw std::invalid_argument(where + "a section over row pointers may not " +
+                                "reach below row 0 (origin " +
+                                std::to_string(arg.origin) + ")");
+  if (static_cast<__int128>(arg.length) * arg.row_length *
+          static_cast<__int128>(arg.size) >
+      static_cast<__int128>(INT64_MAX))
+    throw std::invalid_argument(where + "the rows are too large");
+}
+
 KernelArg::Kind kindOf(int kind, const std::string &where) {
   switch (kind) {
   case FPM_ARG_SCALAR:
@@ -230,6 +253,10 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
                                     "> 0");
       const ArgSection section(in);
       checkSection(where(a), section, in.length, tripCount);
+      checkRowPointers(where(a), in);
+      // The device sees a row as one element: its bytes, packed.
+      arg.rowLength = in.row_length;
+      arg.size = elementBytes(in);
       arg.length = in.length;
       arg.offset = section.offset;
       arg.stride = section.stride;
@@ -298,6 +325,13 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
       if (!other.isArray())
         continue;
       if (other.data == arg.data) {
+        if (other.rowLength != arg.rowLength)
+          throw std::invalid_argument(
+              where(static_cast<int>(a)) +
+              "a section of the same array as argument " + std::to_string(b) +
+              " with rows of another length (" + std::to_string(arg.rowLength) +
+              " against " + std::to_string(other.rowLength) +
+              " elements): a device packs the rows of one array one way");
         arg.buffer = b;
         break;
       }
@@ -361,6 +395,7 @@ void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount) {
       throw std::invalid_argument(where + "an array needs data, an element "
                                           "size and a length > 0");
     checkSection(where, ArgSection(arg), arg.length, tripCount);
+    checkRowPointers(where, arg);
   }
 }
 
@@ -397,6 +432,16 @@ DescribedSection describeSection(const fpm_section &section,
     return no("its " + std::to_string(rows) + " rows of " +
               std::to_string(count) + " elements are " +
               std::to_string(section.pitch) + " apart: they overlap");
+  // Rows through their pointers: whole rows from row 0, one run each.
+  if (section.row_length < 0)
+    return no("its rows have " + std::to_string(section.row_length) +
+              " elements");
+  if (section.row_length > 0 && rows > 1)
+    return no("it takes rows of row pointers in several runs");
+  if (section.row_length > 0 && std::min(first, last) < 0)
+    return no("its rows reach below row 0 (row " +
+              std::to_string(static_cast<long long>(std::min(first, last))) +
+              "), and a device follows the row pointers from row 0");
   // From the first run's start to the last one's end.
   const Wide reach = static_cast<Wide>(rows - 1) * section.pitch + count;
   // The buffer starts at element 0, or at the lowest element below it.
@@ -404,8 +449,10 @@ DescribedSection describeSection(const fpm_section &section,
   const Wide length = std::max(first, last) + reach - origin;
   // An address below the base must not wrap around.
   const Wide below = -origin * static_cast<Wide>(section.size);
+  const Wide rowElements = std::max<Wide>(section.row_length, 1);
   if (length > INT64_MAX ||
-      length * static_cast<Wide>(section.size) > static_cast<Wide>(INT64_MAX) ||
+      length * rowElements * static_cast<Wide>(section.size) >
+          static_cast<Wide>(INT64_MAX) ||
       below > static_cast<Wide>(reinterpret_cast<std::uintptr_t>(section.base)))
     return no("its elements do not fit in the address space");
   // A written section outside the array: a device would copy back, and
@@ -433,6 +480,7 @@ DescribedSection describeSection(const fpm_section &section,
   arg.origin = static_cast<std::int64_t>(-origin);
   arg.extent = std::max<std::int64_t>(section.extent, 0);
   arg.clause = section.clause;
+  arg.row_length = section.row_length;
   return {arg, {}};
 }
 
