@@ -348,10 +348,10 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
         stderr,
         "fpm-profile: %s does not say what it writes in a way the runtime "
         "can save and restore (out or inout sections that move linearly "
-        "with the loop variable, over an array of values, not of row "
-        "pointers): running it more than once could change the program's "
-        "results, so it is not benchmarked; its runs are profiled online "
-        "instead\n",
+        "with the loop variable, over an array of values or of row "
+        "pointers whose rows it takes whole from their element 0): running "
+        "it more than once could change the program's results, so it is not "
+        "benchmarked; its runs are profiled online instead\n",
         label.c_str());
     return;
   }
