@@ -6,6 +6,7 @@
 
 #include "device/opencl_driver.hpp"
 
+#include "device/staging.hpp"
 #include "trace/trace.hpp"
 
 #include <algorithm>
@@ -98,12 +99,10 @@ std::size_t stagedBytes(const KernelArg &arg, Range range, bool toDevice) {
   return bytes;
 }
 
-/// `arg`'s section of `range` gathered from the caller's memory, packed as
-/// copySection() reads a staged upload: how the rows of an array of row
-/// pointers go to a device, one copy per rectangle rather than one per row.
-std::unique_ptr<std::byte[]> stage(const KernelArg &arg, Range range) {
-  auto staging = std::make_unique_for_overwrite<std::byte[]>(
-      stagedBytes(arg, range, true));
+/// `arg`'s section of `range` gathered from the caller's rows, packed as
+/// copySection() reads a staged upload: one copy per rectangle, not per row.
+StagingArea stage(const KernelArg &arg, Range range) {
+  StagingArea staging(stagedBytes(arg, range, true));
   std::byte *at = staging.get();
   for (const SectionRect &rect : copiedRects(arg, range, true))
     forEachHostRun(arg.data, arg.size, arg.rowPointers(), rect,
@@ -156,12 +155,10 @@ bool sharesWithAWriter(const KernelSpec &spec, std::size_t a) {
   });
 }
 
-/// Where a staged download lands before it is copied to the caller. Not
-/// zero-filled: the download overwrites every byte before unstage() reads
-/// it, and filling would be one more pass over the section on the host.
+/// Where a staged download lands before it is copied to the caller.
 struct Staging {
   std::size_t arg = 0;
-  std::unique_ptr<std::byte[]> bytes;
+  StagingArea bytes;
 };
 
 } // namespace
@@ -211,7 +208,7 @@ struct OpenClDriver::Inflight {
   std::vector<opencl::EventRef> downloads;
   std::vector<Staging> staging;
   /// Gathered rows of row pointers, read by the uploads.
-  std::vector<std::unique_ptr<std::byte[]>> uploadStaging;
+  std::vector<StagingArea> uploadStaging;
   std::uint64_t uploadBytes = 0;
   std::uint64_t downloadBytes = 0;
   int number = 0; ///< the device's range count, from 1
@@ -225,9 +222,8 @@ OpenClDriver::OpenClDriver(const KernelSpec &kernel, const DevicePe &pe,
 
 bool OpenClDriver::run(WorkFeed &feed) {
   std::deque<Inflight> inflight;
-  // Shared inputs' gathered rows, read by uploads that may still run when
-  // recover() waits for them.
-  std::vector<std::unique_ptr<std::byte[]>> sharedStaging;
+  // Shared inputs' gathered rows: uploads may read them until recover().
+  std::vector<StagingArea> sharedStaging;
   int chunks = 0;
   // Whole arrays on the device, indexed as on the host; given back to the
   // device for the next call when this function returns, after every
@@ -502,8 +498,7 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
     // scattered to their rows from there.
     std::byte *staging = nullptr;
     if (arg.reads() || arg.rowPointers()) {
-      chunk.staging.push_back({a, std::make_unique_for_overwrite<std::byte[]>(
-                                      stagedBytes(arg, range, false))});
+      chunk.staging.push_back({a, StagingArea(stagedBytes(arg, range, false))});
       staging = chunk.staging.back().bytes.get();
     }
     copySection(device_.downloadQueue(), buffers[a].get(), arg, range, false,

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "device/opencl.hpp"
+#include "device/staging.hpp"
 
 #include <gtest/gtest.h>
 
@@ -144,6 +145,25 @@ void expectVectorAdd(const std::vector<int> &c, std::size_t offset,
 }
 
 } // namespace
+
+TEST(StagingAreaTest, ReleasedAreasAreHandedOutAgain) {
+  // A released area serves the next request it holds (no new pages to
+  // fault in); one larger than the pool keeps is freed instead.
+  std::byte *first = nullptr;
+  {
+    const fpm::StagingArea area(1 << 20);
+    first = area.get();
+    first[(1 << 20) - 1] = std::byte{7};
+  }
+  {
+    const fpm::StagingArea smaller((1 << 20) - 4096);
+    EXPECT_EQ(smaller.get(), first);
+    const fpm::StagingArea another(1 << 20);
+    EXPECT_NE(another.get(), first);
+  }
+  const fpm::StagingArea huge(fpm::StagingArea::RetainedBytes + 1);
+  EXPECT_NE(huge.get(), nullptr);
+}
 
 TEST(OpenCl, ErrorNames) {
   EXPECT_EQ(errorName(CL_SUCCESS), "CL_SUCCESS");
