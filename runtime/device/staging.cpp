@@ -60,10 +60,17 @@ StagingArea::~StagingArea() {
     return;
   Pool &shared = pool();
   const std::scoped_lock lock(shared.mutex);
-  if (shared.retained + size_ > RetainedBytes)
+  if (size_ > RetainedBytes)
     return; // freed
+  // Over the limit, the smallest areas go first: they serve fewer
+  // requests, and a pool full of them would keep out the ones that fit.
   shared.retained += size_;
   shared.free.push_back({std::move(bytes_), size_});
+  while (shared.retained > RetainedBytes) {
+    auto smallest = std::ranges::min_element(shared.free, {}, &Block::size);
+    shared.retained -= smallest->size;
+    shared.free.erase(smallest);
+  }
 }
 
 } // namespace fpm

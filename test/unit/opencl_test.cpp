@@ -163,6 +163,20 @@ TEST(StagingAreaTest, ReleasedAreasAreHandedOutAgain) {
   }
   const fpm::StagingArea huge(fpm::StagingArea::RetainedBytes + 1);
   EXPECT_NE(huge.get(), nullptr);
+  // A pool full of small areas makes room for a large one, which serves
+  // the next large request (pages not touched: nothing is faulted in).
+  {
+    std::vector<fpm::StagingArea> small;
+    for (std::size_t b = 0; b <= fpm::StagingArea::RetainedBytes >> 20; ++b)
+      small.emplace_back(1 << 20);
+  }
+  std::byte *large = nullptr;
+  {
+    const fpm::StagingArea area(std::size_t{64} << 20);
+    large = area.get();
+  }
+  const fpm::StagingArea again(std::size_t{64} << 20);
+  EXPECT_EQ(again.get(), large);
 }
 
 TEST(OpenCl, ErrorNames) {
