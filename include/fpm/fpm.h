@@ -128,7 +128,8 @@ typedef struct fpm_arg {
      pointers), origin is 0, rows is 0 or 1, and a device gets the rows a
      range touches packed into one buffer, row r at element
      r * row_length, and for a written section copied back into the rows
-     the pointers point to. */
+     the pointers point to: the rows a written section touches must not
+     share memory. */
   int64_t row_length;
 } fpm_arg;
 

@@ -93,6 +93,29 @@ void checkRowPointers(const std::string &where, const fpm_arg &arg) {
     throw std::invalid_argument(where + "the rows are too large");
 }
 
+/// Two rows that `arg`'s written section over row pointers touches in
+/// iterations [0, tripCount) and that share bytes in the caller's memory
+/// (rows that are views into one block, a row length too long for them),
+/// or nothing: a device copies each written row back whole, so one would
+/// overwrite the other's elements.
+std::optional<std::pair<std::int64_t, std::int64_t>>
+overlappingRows(const KernelArg &arg, std::int64_t tripCount) {
+  std::vector<std::pair<std::uintptr_t, std::int64_t>> starts;
+  auto *const *rowsAt = static_cast<std::byte *const *>(arg.data);
+  for (const SectionRect &rect :
+       sectionRects(arg.section(), 0, std::max<std::int64_t>(tripCount, 1)))
+    for (std::int64_t r = 0; r < rect.rows; ++r)
+      for (std::int64_t e = rect.first + r * rect.pitch;
+           e < rect.first + r * rect.pitch + rect.width; ++e)
+        if (rowsAt[e]) // a null row fails the device when it is copied
+          starts.emplace_back(reinterpret_cast<std::uintptr_t>(rowsAt[e]), e);
+  std::ranges::sort(starts);
+  for (std::size_t i = 1; i < starts.size(); ++i)
+    if (starts[i].first - starts[i - 1].first < arg.size)
+      return std::pair(starts[i - 1].second, starts[i].second);
+  return std::nullopt;
+}
+
 KernelArg::Kind kindOf(int kind, const std::string &where) {
   switch (kind) {
   case FPM_ARG_SCALAR:
@@ -302,6 +325,15 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
                                 " rows " + std::to_string(arg.pitch) + " apart"
                           : std::string()) +
             "), and a device copies a written section back whole");
+      if (arg.writes() && arg.rowPointers())
+        if (const auto rows = overlappingRows(arg, tripCount))
+          throw std::invalid_argument(
+              where(a) + "rows " + std::to_string(rows->first) + " and " +
+              std::to_string(rows->second) +
+              " share memory (their pointers are less than a row of " +
+              std::to_string(arg.rowLength) +
+              " elements apart), and a device copies each written row back "
+              "whole");
       if (static_cast<__int128>(arg.length) * arg.size >
           static_cast<__int128>(INT64_MAX))
         throw std::invalid_argument(where(a) + "the array is too large");

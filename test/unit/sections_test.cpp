@@ -729,6 +729,24 @@ TEST(KernelFitsTest, RowPointersArePackedOneWayPerArray) {
   EXPECT_NE(std::string(fpm_last_error()).find("rows of another length"),
             std::string::npos)
       << fpm_last_error();
+  // Written rows that share memory (views into one block, 4 apart, taken
+  // as rows of 8): a device would copy each back whole over the next.
+  double *views[8];
+  for (int r = 0; r < 8; ++r)
+    views[r] = block + 4 * r;
+  fpm_arg overlapping = section(FPM_ARG_INOUT, 1, 8);
+  overlapping.data = views;
+  const OneArrayKernel shared(overlapping);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &shared.kernel, 8), 0);
+  testing::internal::GetCapturedStderr();
+  EXPECT_NE(std::string(fpm_last_error()).find("share memory"),
+            std::string::npos)
+      << fpm_last_error();
+  // Read, they may: nothing is copied back.
+  overlapping.kind = FPM_ARG_IN;
+  const OneArrayKernel read(overlapping);
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &read.kernel, 8), 1) << fpm_last_error();
   // Runs of rows, an origin or a negative length are no rows to follow.
   for (auto change : {+[](fpm_arg &arg) { arg.rows = 2, arg.pitch = 4; },
                       +[](fpm_arg &arg) { arg.origin = 1; },
