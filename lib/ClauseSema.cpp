@@ -461,6 +461,15 @@ void ClauseSema::readBound(const ClauseExpr &E, const Expr &X,
     Shape.IsArray = isa_and_nonnull<ConstantArrayType, VariableArrayType>(Type);
     Shape.RowsArePointers =
         Section.Dims > 1 && !Row.isNull() && Row->isPointerType();
+    for (QualType T = Row; Shape.RowsArePointers && !T->isDependentType();
+         ++Shape.RowLevels) {
+      if (const ArrayType *AT = Ctx.getAsArrayType(T))
+        T = AT->getElementType();
+      else if (const auto *PT = T->getAs<PointerType>())
+        T = PT->getPointeeType();
+      else
+        break;
+    }
     // The later dimensions' extents, where the type says.
     Shape.Inner.assign(Section.Dims - 1, DimShape());
     QualType Elem = Row;
@@ -773,7 +782,8 @@ bool ClauseSema::check(const PartitionPragma &Pragma, const ForStmt &For,
   // Sections whose first dimension stays while a later one moves reach
   // the runtime as runs of their elements, where they have that shape.
   for (SectionShape &Shape : Shapes)
-    if (Shape.Known && !Shape.LowerMoves && Shape.innerMoves())
+    if (Shape.Known && !Shape.LowerMoves && Shape.innerMoves() &&
+        !Shape.RowsArePointers)
       Shape.Runs = runLayout(Shape);
   return Ok;
 }

@@ -128,15 +128,29 @@ struct SectionShape {
   /// helper that names a global is told from it.
   const clang::VarDecl *Decl = nullptr;
   /// A section of several dimensions over an array whose elements are
-  /// pointers (`double **rows`, `in(rows[i:1][0:m])`): the runtime, which
-  /// sees whole elements of the first dimension, would copy, save or send
-  /// the pointers, not the rows they point to.
+  /// pointers (`double **rows`, `in(rows[i:1][0:m])`): the runtime follows
+  /// them (fpm_arg::row_length) where Offload finds the shape it can take.
   bool RowsArePointers = false;
+  /// With RowsArePointers, the levels of pointers and arrays in a row's
+  /// type: 1 for `double *` (rows of scalars or structs), 2 for the rows of
+  /// `double ***u`.
+  unsigned RowLevels = 0;
   /// Dimensions 2, 3, ... of the section.
   llvm::SmallVector<DimShape, 2> Inner;
   /// Where the first dimension does not move and a later one does, the
   /// runs the runtime gets when they have that shape.
   std::optional<RunLayout> Runs;
+  /// Over an array of row pointers, the shape the runtime takes
+  /// (fpm_arg::row_length): one level of pointers to rows, each row whole
+  /// from its element 0 (`rows[i:1][0:m]`), its length the same for every
+  /// iteration.
+  bool takesWholeRows() const {
+    if (!RowsArePointers || !Known || RowLevels != 1 || Inner.size() != 1)
+      return false;
+    const DimShape &Row = Inner.front();
+    return Row.Affine && Row.Lower && Row.Lower->getConstant() == 0 &&
+           Row.Length && !Row.LengthVaries;
+  }
   /// A later dimension's lower bound moves with the loop variable.
   bool innerMoves() const {
     return llvm::any_of(Inner, [](const DimShape &D) { return D.LowerMoves; });

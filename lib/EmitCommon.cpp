@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Emitters.h"
+#include "Offload.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -236,12 +237,15 @@ void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
     // A section as runs counts the array's scalar elements, any other
     // whole elements of its first dimension.
     const bool ByRuns = Shapes.size() == Args.size() && Shapes[I].Runs;
+    // Over row pointers, a row's elements: the runtime follows the pointers.
+    const bool Rows =
+        Shapes.size() == Args.size() && Shapes[I].takesWholeRows();
     std::string Element = subscripted(Section.Array, ByRuns ? Section.Dims : 1);
     OS << T.lineDirective(Section.Loc);
     OS << "  " << E << ".kind = " << Args[I].Kind << "; " << E
        << ".base = (void *)" << Section.Array << "; " << E << ".size = sizeof("
-       << Element << "); " << E << ".clause = \""
-       << escapeString(Args[I].Clause) << "\";";
+       << (Rows ? subscripted(Section.Array, 2) : Element) << "); " << E
+       << ".clause = \"" << escapeString(Args[I].Clause) << "\";";
     // An array's extent: the runtime reads nothing outside it. A constant
     // one as a number: in C, a loop inside another partitioned loop sees
     // the array as a pointer, in the outer one's outlined body (where a
@@ -254,7 +258,13 @@ void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
         OS << " " << E << ".extent = (" << I64 << ")(sizeof(" << Section.Array
            << ") / sizeof(" << Element << "));";
     }
-    if (ByRuns)
+    if (Rows)
+      OS << " /* rows through its row pointers"
+         << (StringRef(Args[I].Clause).starts_with("out(")
+                 ? " (INOUT: they may be written in part)"
+                 : "")
+         << " */";
+    else if (ByRuns)
       OS << " /* as runs of its elements"
          << (StringRef(Args[I].Clause).starts_with("out(")
                  ? " (INOUT: they may be written in part)"
@@ -286,6 +296,10 @@ void emitData(llvm::raw_ostream &OS, ArrayRef<DataArg> Args,
     OS << "      " << E << ".lower[fpm_s] = (" << I64 << ")(" << Section.Lower
        << "); " << E << ".length[fpm_s] = (" << I64 << ")(" << Section.Length
        << ");\n";
+    // The same at every iteration (ClauseSema): kept from the last sample.
+    if (Shapes.size() == Args.size() && Shapes[I].takesWholeRows())
+      OS << "      " << E << ".row_length = (" << I64 << ")("
+         << Section.DimBounds[1].Length << ");\n";
   }
   OS << "    }\n";
   OS << "  }\n";
@@ -323,10 +337,14 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
       llvm::find_if(L.Shapes, [](const SectionShape &X) {
         return X.Known && X.LengthVaries;
       });
-  // Nor are the pointers of an array of rows (fpm-profile would put back
-  // the pointers, not the rows; MPI would send them to other ranks).
-  const SectionShape *Pointers = llvm::find_if(
-      L.Shapes, [](const SectionShape &X) { return X.RowsArePointers; });
+  // Nor are the pointers of an array of rows in a shape the runtime cannot
+  // follow (fpm-profile would put back the pointers, not the rows; MPI
+  // would send them to other ranks).
+  const SectionShape *Pointers =
+      llvm::find_if(L.Shapes, [&](const SectionShape &X) {
+        return X.RowsArePointers &&
+               !followsRowPointers(L.Fn->getASTContext(), L.Loop, X);
+      });
   if (Varies != L.Shapes.end()) {
     OS << "  /* fpm-rewrite: no data for the runtime: the length of '"
        << commentSafe(Data[Varies - L.Shapes.begin()].Clause)
@@ -335,7 +353,8 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
   } else if (Pointers != L.Shapes.end()) {
     OS << "  /* fpm-rewrite: no data for the runtime: '"
        << commentSafe(Data[Pointers - L.Shapes.begin()].Clause)
-       << "' is over an array of row pointers */\n";
+       << "' is over an array of row pointers, and does not take each of "
+          "its rows whole from element 0 ([0:m]) from row 0 up */\n";
     Data.clear();
   }
   if (!Data.empty()) {
@@ -417,6 +436,11 @@ void emitKernel(llvm::raw_ostream &OS, const LoopModel &L, const std::string &S,
     }
     case KernelParam::Kind::End:
       OS << "fpm_end_arg();\n";
+      break;
+    case KernelParam::Kind::RowLength:
+      // The length the runtime packs the rows with (fpm_arg::row_length).
+      Scalar("fpm_sections" + S + "[" + std::to_string(P.Section) +
+             "].row_length");
       break;
     case KernelParam::Kind::Reduction:
       // One partial result per work-group, of the variable's size; the

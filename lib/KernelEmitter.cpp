@@ -289,6 +289,9 @@ private:
     const FunctionDecl *Fn = nullptr;
     llvm::DenseMap<const ParmVarDecl *, Space> Spaces;
     llvm::SetVector<const VarDecl *> Globals;
+    /// Its `T **` parameters, each an array of row pointers packed as a
+    /// flat matrix, with the name of its row length's parameter.
+    llvm::DenseMap<const VarDecl *, std::string> RowLengths;
   };
 
   /// Records the first reason the body cannot be a kernel and ends the
@@ -327,6 +330,18 @@ private:
   void printCall(const CallExpr *Call, raw_ostream &OS);
   std::optional<Space> spaceOf(const Expr *Pointer);
   const ClauseArray *clauseArray(const VarDecl *VD) const;
+  /// The clause array VD is when its rows are pointers the runtime packs
+  /// (ClauseArray::RowPointers), wherever it is printed.
+  const ClauseArray *rowPointerArray(const VarDecl *VD) const;
+  /// The array of row pointers whose element E is (a row's pointer), or
+  /// null: on a device its rows are packed, and such a pointer is no lvalue
+  /// there.
+  const VarDecl *rowPointerOf(const Expr *E) const;
+  /// The buffer and row length a call passes for Arg, an array of row
+  /// pointers (the clause's, or the helper's own parameter); none for any
+  /// other argument.
+  std::optional<std::pair<std::string, std::string>>
+  rowPointerArgument(const Expr *Arg);
   /// T points to arrays of constant extents, of elements that are no
   /// pointers (a helper's `double a[5][5]`): a flat pointer in the kernel.
   bool pointsToArrays(QualType T) const;
@@ -446,6 +461,27 @@ const ClauseArray *KernelPrinter::clauseArray(const VarDecl *VD) const {
     return nullptr;
   auto It = ArraysByName.find(VD->getName());
   return It == ArraysByName.end() ? nullptr : It->second;
+}
+
+const ClauseArray *KernelPrinter::rowPointerArray(const VarDecl *VD) const {
+  auto It = ArraysByName.find(VD->getName());
+  if (It == ArraysByName.end() || !It->second->RowPointers)
+    return nullptr;
+  // A template's instantiation keeps the location of its variable.
+  const VarDecl *D = It->second->Decl;
+  return D && (D == VD || D->getLocation() == VD->getLocation()) ? It->second
+                                                                 : nullptr;
+}
+
+const VarDecl *KernelPrinter::rowPointerOf(const Expr *E) const {
+  const auto *ASE = dyn_cast<ArraySubscriptExpr>(E->IgnoreParens());
+  if (!ASE || !ASE->getType()->isPointerType())
+    return nullptr;
+  const auto *DRE =
+      dyn_cast<DeclRefExpr>(ASE->getBase()->IgnoreParenImpCasts());
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  return VD && (rowPointerArray(VD) || Current.RowLengths.count(VD)) ? VD
+                                                                     : nullptr;
 }
 
 /// Whether VD belongs to no function: a file's or a namespace's variable, or
@@ -599,6 +635,12 @@ std::string KernelPrinter::helperGlobal(const VarDecl *VD, SourceLocation Loc) {
 /// array's copy (an error at Loc for a pointer or an array of unknown
 /// extent that no clause names: fpm cannot tell what to copy).
 std::string KernelPrinter::globalArray(const VarDecl *VD, SourceLocation Loc) {
+  if (Current.Fn && rowPointerArray(VD))
+    refuse(Loc, "function '" + Current.Fn->getName() + "' reads '" +
+                    VD->getName() +
+                    "', an array of row pointers, by its name: a device "
+                    "packs its rows, and a function gets them only as an "
+                    "argument (a `T **` parameter)");
   if (Current.Fn && clauseArrayOf(VD, Loc))
     return helperGlobal(VD, Loc); // the clause names it at the loop
   const ConstantArrayType *Whole = Ctx.getAsConstantArrayType(VD->getType());
@@ -1022,7 +1064,28 @@ ArrayShape KernelPrinter::shapeOf(const VarDecl *Array, SourceLocation Loc) {
     T = AT->getElementType();
     ++Dim;
   }
-  if (T->isPointerType())
+  // Rows through their pointers, packed by the runtime a row's length
+  // apart (fpm_arg::row_length): a flat matrix, as above.
+  if (T->isPointerType() && Shape.Extents.empty()) {
+    std::string Length;
+    if (auto It = Current.RowLengths.find(Array);
+        It != Current.RowLengths.end()) {
+      Length = It->second;
+    } else if (const ClauseArray *Rows = rowPointerArray(Array)) {
+      Length = "fpm_rowlen_" + kernelName(Array);
+      KernelParam P;
+      P.K = KernelParam::Kind::RowLength;
+      P.Name = Length;
+      P.Section = Rows->Index;
+      ExtentParams.push_back(P);
+      ExtentDecls.push_back("const long " + Length);
+    }
+    if (!Length.empty()) {
+      Shape.Extents.push_back(Length);
+      T = T->getPointeeType();
+    }
+  }
+  if (T->isPointerType() || T->isArrayType())
     refuse(Loc, "'" + Array->getName() +
                     "' is an array of pointers: its rows are not one buffer");
   Shape.Element = T;
@@ -1042,6 +1105,12 @@ void KernelPrinter::printDeclRef(const DeclRefExpr *DRE, raw_ostream &OS) {
   const auto *VD = dyn_cast<VarDecl>(D);
   if (!VD)
     refuse(Loc, "it uses '" + D->getName() + "', which is not a variable");
+  if (Current.RowLengths.count(VD))
+    refuse(Loc, "function '" + Current.Fn->getName() + "' uses '" +
+                    VD->getName() +
+                    "', an array of row pointers, other than through "
+                    "subscripts or as an argument: a device has its rows "
+                    "packed, not their pointers");
   if (VD == Request.Var || isInsideLoop(VD) ||
       (Current.Fn && isa<ParmVarDecl>(VD) &&
        VD->getDeclContext() == Current.Fn)) {
@@ -1121,9 +1190,9 @@ bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
   // A helper's parameter that points to arrays (`double a[5][5]`) is a flat
   // pointer in the kernel, indexed as the clause arrays are.
   const auto *Param = dyn_cast<ParmVarDecl>(VD);
-  bool FlatParam = Param && Current.Fn &&
-                   Param->getDeclContext() == Current.Fn &&
-                   pointsToArrays(Param->getType());
+  bool FlatParam =
+      Param && Current.Fn && Param->getDeclContext() == Current.Fn &&
+      (pointsToArrays(Param->getType()) || Current.RowLengths.count(Param));
   if (!Current.Fn) {
     if (!clauseArray(VD) && !isGlobal(VD))
       return false;
@@ -1171,6 +1240,26 @@ bool KernelPrinter::printSubscript(const ArraySubscriptExpr *ASE,
   return true;
 }
 
+std::optional<std::pair<std::string, std::string>>
+KernelPrinter::rowPointerArgument(const Expr *Arg) {
+  const auto *DRE = dyn_cast<DeclRefExpr>(Arg->IgnoreParenImpCasts());
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD)
+    return std::nullopt;
+  if (Current.Fn) {
+    auto It = Current.RowLengths.find(VD);
+    if (It == Current.RowLengths.end())
+      return std::nullopt;
+    return std::pair(kernelName(VD), It->second);
+  }
+  if (!clauseArray(VD) || !rowPointerArray(VD))
+    return std::nullopt;
+  std::optional<std::string> Buffer = bufferName(VD, DRE->getLocation());
+  if (!Buffer)
+    return std::nullopt;
+  return std::pair(*Buffer, shapeOf(VD, DRE->getLocation()).Extents.front());
+}
+
 std::optional<Space> KernelPrinter::spaceOf(const Expr *Pointer) {
   const auto *DRE = rootRef(Pointer, /*ThroughDeref=*/false);
   const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
@@ -1208,12 +1297,19 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
   // Prints the arguments, each converted to the type ParamType(I) gives
   // (none: as written) where Clang converts it: OpenCL C's overloads and
   // conversions are not C's and C++'s.
+  // Arrays of row pointers passed to `T **` parameters: their packed rows
+  // and their row length, two arguments each.
+  llvm::SmallDenseMap<unsigned, std::pair<std::string, std::string>> RowArgs;
   auto PrintArgs = [&](llvm::function_ref<QualType(unsigned)> ParamType,
                        ArrayRef<std::string> Extra = {}) {
     OS << "(";
     for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
       if (I > 0)
         OS << ", ";
+      if (auto It = RowArgs.find(I); It != RowArgs.end()) {
+        OS << It->second.first << ", " << It->second.second;
+        continue;
+      }
       const Expr *Arg = Call->getArg(I);
       if (const auto *Default = dyn_cast<CXXDefaultArgExpr>(Arg)) {
         // Written at the callee, where a variable's name may not mean what
@@ -1274,6 +1370,26 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
       const ParmVarDecl *Param = Def->getParamDecl(I);
       if (!Param->getType()->isPointerType())
         continue;
+      // A `T **` parameter takes an array of row pointers whole, and only
+      // that: the kernel has its rows packed, a row's length apart.
+      std::optional<std::pair<std::string, std::string>> Rows =
+          I < Call->getNumArgs() ? rowPointerArgument(Call->getArg(I))
+                                 : std::nullopt;
+      bool RowsParam = Param->getType()->getPointeeType()->isPointerType();
+      if (RowsParam && !Rows)
+        refuse(Call->getArg(I)->getExprLoc(),
+               "it passes '" + Name + "' a pointer to pointers ('" +
+                   Param->getName() +
+                   "') that is not an array of row pointers of a data "
+                   "clause, whole (`rows` of `in(rows[i:1][0:m])`)");
+      if (Rows && !RowsParam)
+        refuse(Call->getArg(I)->getExprLoc(),
+               "it passes an array of row pointers to '" + Name +
+                   "', whose parameter '" + Param->getName() +
+                   "' is no pointer to pointers: a device has its rows "
+                   "packed, not their pointers");
+      if (Rows)
+        RowArgs[I] = *Rows;
       std::optional<Space> S = spaceOf(Call->getArg(I));
       if (!S)
         refuse(Call->getArg(I)->getExprLoc(),
@@ -1405,6 +1521,23 @@ bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
   if (const auto *UO = dyn_cast<UnaryOperator>(E);
       UO && UO->isIncrementDecrementOp())
     checkWrite(UO->getSubExpr(), Loc);
+  // A device has an array of row pointers' rows, packed, not the pointers.
+  const Expr *RowTarget = nullptr;
+  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->isAssignmentOp())
+    RowTarget = BO->getLHS();
+  else if (const auto *UO = dyn_cast<UnaryOperator>(E);
+           UO && (UO->isIncrementDecrementOp() || UO->getOpcode() == UO_AddrOf))
+    RowTarget = UO->getSubExpr();
+  if (const VarDecl *Rows = RowTarget ? rowPointerOf(RowTarget) : nullptr)
+    refuse(
+        RowTarget->getBeginLoc(),
+        "it " +
+            std::string(isa<UnaryOperator>(E) &&
+                                cast<UnaryOperator>(E)->getOpcode() == UO_AddrOf
+                            ? "takes the address of"
+                            : "changes") +
+            " a row pointer of '" + Rows->getName() +
+            "': a device gets its rows packed, not their pointers");
   if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
     return printSubscript(ASE, OS);
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
@@ -1838,6 +1971,17 @@ void KernelPrinter::printFunction(const FunctionDecl *FD,
       Space S = Spaces[PointerIndex++];
       Current.Spaces[P] = S;
       QualType Pointee = PT->getPointeeType();
+      // An array of row pointers (printCall passed one): its rows packed, a
+      // flat matrix, and their length after it.
+      if (Pointee->isPointerType() &&
+          !Pointee->getPointeeType()->isPointerType() &&
+          !Pointee->getPointeeType()->isArrayType()) {
+        std::string Length = "fpm_rowlen_" + kernelName(P);
+        Current.RowLengths[P] = Length;
+        OS << "__global " << type(Pointee->getPointeeType(), Loc) << " *"
+           << kernelName(P) << ", const long " << Length;
+        continue;
+      }
       // Arrays of constant extents (`double a[5][5]`): their elements, flat.
       if (pointsToArrays(T))
         while (const ArrayType *AT = Ctx.getAsArrayType(Pointee))

@@ -65,6 +65,11 @@ struct ClauseArray {
   /// The variable its name finds at the loop, where known: a helper that
   /// names this variable reaches the clause's buffer.
   const clang::VarDecl *Decl = nullptr;
+  /// Its elements are pointers to rows (`double **a`, `in(a[i:1][0:m])`):
+  /// the runtime packs the rows into one buffer, a row's length apart, and
+  /// the kernel indexes it as a flat matrix with that length
+  /// (KernelParam::Kind::RowLength).
+  bool RowPointers = false;
 };
 
 /// One parameter of a generated kernel and what the host passes for it.
@@ -84,14 +89,17 @@ struct KernelParam {
                ///< no data clause names: HostExpr names it, and the host
                ///< passes all of it as a shared FPM_ARG_IN (copied once per
                ///< call)
-    End        ///< the end of the launch's range (FPM_ARG_END), a ulong: the
+    End,       ///< the end of the launch's range (FPM_ARG_END), a ulong: the
                ///< work-items past it pad the last work-group
+    RowLength  ///< the row length of data section Section's array of row
+               ///< pointers, as the runtime packs its rows (a long)
   };
   Kind K = Kind::Scalar;
   /// Scalar, Whole: the host's variable; Extent: the expression the host
   /// computes.
   std::string HostExpr;
-  /// Array, Origin: the index of its section in the loop's fpm_args.
+  /// Array, Origin, RowLength: the index of its section in the loop's
+  /// fpm_args.
   unsigned Section = 0;
   /// Extent: the parameter's name in the kernel. Whole: the clause that
   /// would copy the same (`in(ce[0:5])`), for messages.

@@ -250,7 +250,51 @@ std::optional<std::string> runsOverlap(const SectionShape &Shape,
   return std::nullopt;
 }
 
+/// Why a device cannot take Section, over an array of row pointers
+/// (SectionShape::RowsArePointers), or nothing: the runtime packs whole
+/// rows of one level of pointers, each from its element 0 with the same
+/// length at every iteration (fpm_arg::row_length).
+std::optional<std::string>
+rowPointersRefusal(const DataSection &Section, const SectionShape &Shape,
+                   const CanonicalLoop &Loop, const ASTContext &Ctx,
+                   const std::string &Var, StringRef Kind) {
+  const std::string Named =
+      "its section '" + Section.Text + "' in '" + Kind.str() + "(...)'";
+  const std::string &A = Section.Array;
+  if (!Shape.Known)
+    return "'" + A + "' holds pointers to its rows, and fpm cannot read " +
+           Named + " in this template";
+  if (Shape.RowLevels != 1 || Section.Dims != 2)
+    return "'" + A + "' holds pointers to rows whose elements are " +
+           "pointers or arrays themselves (" + Named +
+           "): a device follows one level of row pointers (`T **rows`, " +
+           "`rows[i:1][0:m]`); allocate what its rows point to as one block " +
+           "(`double (*u)[n][n]`) to offload this loop";
+  const DimShape &Row = Shape.Inner[0];
+  if (!Shape.takesWholeRows())
+    return "'" + A + "' holds pointers to its rows, and " + Named +
+           " does not take each row from its element 0 with a length that " +
+           "stays the same for every iteration of " + Var +
+           ": a device packs whole rows; write '" + A + "[" +
+           Section.DimBounds[0].Lower + ":" + Section.DimBounds[0].Length +
+           "][0:m]', m the elements of a row the loop touches";
+  if (std::optional<int64_t> Length = Row.Length->getConstant();
+      Length && *Length <= 0)
+    return "the rows of " + Named + " have no element";
+  if (!startsAtZeroOrAbove(Ctx, Loop, Shape.Lower))
+    return "'" + A + "' holds pointers to its rows, and " + Named +
+           " may reach below row 0: a device follows the row pointers from "
+           "row 0 (name the rows from row 0 on, as in '" +
+           A + "[0:n][0:m]', n the rows of '" + A + "')";
+  return std::nullopt;
+}
+
 } // namespace
+
+bool followsRowPointers(const ASTContext &Ctx, const CanonicalLoop &Loop,
+                        const SectionShape &Shape) {
+  return Shape.takesWholeRows() && startsAtZeroOrAbove(Ctx, Loop, Shape.Lower);
+}
 
 bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
   const PartitionPragma &P = *L.Pragma;
@@ -310,13 +354,12 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
         const SectionShape &Shape = L.Shapes[I];
         ClauseArray &Array = Arrays[I++];
         Array.Decl = Shape.Decl;
-        if (Shape.RowsArePointers)
-          return Refuse(Section.Loc,
-                        "'" + Section.Array +
-                            "' holds pointers to its rows, and a device "
-                            "would get its section '" +
-                            Section.Text +
-                            "' as those pointers, not as the rows");
+        if (Shape.RowsArePointers) {
+          if (std::optional<std::string> Why =
+                  rowPointersRefusal(Section, Shape, L.Loop, Ctx, Var, Kind))
+            return Refuse(Section.Loc, *Why);
+          Array.RowPointers = true;
+        }
         if (!Shape.Known) {
           Array.Origin = true;
           continue;
@@ -393,6 +436,26 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
   } else {
     for (ClauseArray &Array : Arrays)
       Array.Origin = true;
+  }
+
+  // The rows of an array of row pointers are packed one way per array:
+  // every section of it must give its rows the same length.
+  for (const ClauseArray &A : Arrays) {
+    if (!A.RowPointers)
+      continue;
+    const DataSection &Section = sectionAt(P, A.Index);
+    for (const ClauseArray &B : Arrays)
+      if (B.Name == A.Name && B.Index < A.Index &&
+          sectionAt(P, B.Index).DimBounds[1].Length !=
+              Section.DimBounds[1].Length)
+        return Refuse(Section.Loc,
+                      "'" + A.Name +
+                          "' is named in several sections whose "
+                          "rows have different lengths ('" +
+                          sectionAt(P, B.Index).Text + "' and '" +
+                          Section.Text +
+                          "'): a device packs the rows of one array one way; "
+                          "give every section of it the same '[0:m]'");
   }
 
   // An array named in several sections gets one device buffer, which

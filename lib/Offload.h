@@ -31,6 +31,15 @@ namespace fpm {
 /// that is an error (devices(gpu)).
 bool planOffload(clang::ASTContext &Ctx, LoopModel &Loop, bool Remarks);
 
+/// Whether the runtime follows the row pointers of Shape, a section over an
+/// array of them (SectionShape::RowsArePointers), at every iteration of
+/// Loop: whole rows of one level (SectionShape::takesWholeRows) from row 0
+/// up, as far as the rewriter can tell. The loop's data then describes the
+/// section in rows (fpm_arg::row_length); otherwise it gives the runtime no
+/// data.
+bool followsRowPointers(const clang::ASTContext &Ctx, const CanonicalLoop &Loop,
+                        const SectionShape &Shape);
+
 } // namespace fpm
 
 #endif // FPM_LIB_OFFLOAD_H

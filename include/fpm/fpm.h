@@ -120,6 +120,17 @@ typedef struct fpm_arg {
   /* The runs an iteration touches and the elements from one run's start to
      the next's (>= count); 0 or 1 row: one run, and pitch is unused. */
   int64_t rows, pitch;
+  /* 0: `data` is the array itself, as above. > 0: `data` is an array of
+     pointers to rows (`double **rows`, each row allocated on its own), and
+     each row has `row_length` elements of `size` bytes, from the element
+     its pointer points to: the section `rows[lower:length][0:row_length]`.
+     Then offset, stride, count, length, origin and extent count rows (the
+     pointers), origin is 0, rows is 0 or 1, and a device gets the rows a
+     range touches packed into one buffer, row r at element
+     r * row_length, and for a written section copied back into the rows
+     the pointers point to: the rows a written section touches must not
+     share memory. */
+  int64_t row_length;
 } fpm_arg;
 
 /* What the runtime knows about a loop. Zero-initialise, then set fields. */
@@ -352,6 +363,9 @@ typedef struct fpm_section {
                          NULL */
   int64_t rows, pitch; /* fpm_arg's: the same at every iteration; lower is
                           then the first run's start */
+  int64_t row_length;  /* fpm_arg's: > 0 when base is an array of row
+                          pointers; size is then a row element's bytes, and
+                          lower, length and extent count rows */
 } fpm_section;
 
 /* The logical iteration of sample s (0, 1, 2) of a loop of trip_count >= 1
@@ -383,7 +397,8 @@ int64_t fpm_sample_iteration(int64_t trip_count, int sample);
  * lowest element instead, offset and length counted from there, and origin
  * = base's index from there. Each arg gets its section's extent and
  * clause; a written section that reaches outside a known extent is not
- * described. The
+ * described. A section over row pointers (row_length > 0) is described in
+ * rows, and not when it reaches below row 0. The
  * arithmetic cannot overflow, whatever the samples hold. Three samples
  * decide a section whose bounds are affine in the loop variable exactly
  * (fpm-rewrite passes no other); any other they only test. `loop` may be

@@ -70,6 +70,52 @@ bool iterationsOverlap(const ArgSection &section, std::int64_t tripCount) {
   return !banded && apart < section.reach();
 }
 
+/// The rule for a section over row pointers (fpm_arg::row_length > 0):
+/// one run per iteration, from row 0 up, and rows whose packed bytes fit in
+/// int64_t. Throws std::invalid_argument, `where` first.
+void checkRowPointers(const std::string &where, const fpm_arg &arg) {
+  if (arg.row_length < 0)
+    throw std::invalid_argument(where + "row_length " +
+                                std::to_string(arg.row_length) + " is < 0");
+  if (arg.row_length == 0)
+    return;
+  if (arg.rows > 1)
+    throw std::invalid_argument(where + "a section over row pointers takes " +
+                                "whole rows, one run of them per iteration " +
+                                "(rows is " + std::to_string(arg.rows) + ")");
+  if (arg.origin != 0)
+    throw std::invalid_argument(where + "a section over row pointers may not " +
+                                "reach below row 0 (origin " +
+                                std::to_string(arg.origin) + ")");
+  if (static_cast<__int128>(arg.length) * arg.row_length *
+          static_cast<__int128>(arg.size) >
+      static_cast<__int128>(INT64_MAX))
+    throw std::invalid_argument(where + "the rows are too large");
+}
+
+/// Two rows that `arg`'s written section over row pointers touches in
+/// iterations [0, tripCount) and that share bytes in the caller's memory
+/// (rows that are views into one block, a row length too long for them),
+/// or nothing: a device copies each written row back whole, so one would
+/// overwrite the other's elements.
+std::optional<std::pair<std::int64_t, std::int64_t>>
+overlappingRows(const KernelArg &arg, std::int64_t tripCount) {
+  std::vector<std::pair<std::uintptr_t, std::int64_t>> starts;
+  auto *const *rowsAt = static_cast<std::byte *const *>(arg.data);
+  for (const SectionRect &rect :
+       sectionRects(arg.section(), 0, std::max<std::int64_t>(tripCount, 1)))
+    for (std::int64_t r = 0; r < rect.rows; ++r)
+      for (std::int64_t e = rect.first + r * rect.pitch;
+           e < rect.first + r * rect.pitch + rect.width; ++e)
+        if (rowsAt[e]) // a null row fails the device when it is copied
+          starts.emplace_back(reinterpret_cast<std::uintptr_t>(rowsAt[e]), e);
+  std::ranges::sort(starts);
+  for (std::size_t i = 1; i < starts.size(); ++i)
+    if (starts[i].first - starts[i - 1].first < arg.size)
+      return std::pair(starts[i - 1].second, starts[i].second);
+  return std::nullopt;
+}
+
 KernelArg::Kind kindOf(int kind, const std::string &where) {
   switch (kind) {
   case FPM_ARG_SCALAR:
@@ -230,6 +276,10 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
                                     "> 0");
       const ArgSection section(in);
       checkSection(where(a), section, in.length, tripCount);
+      checkRowPointers(where(a), in);
+      // The device sees a row as one element: its bytes, packed.
+      arg.rowLength = in.row_length;
+      arg.size = elementBytes(in);
       arg.length = in.length;
       arg.offset = section.offset;
       arg.stride = section.stride;
@@ -275,6 +325,15 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
                                 " rows " + std::to_string(arg.pitch) + " apart"
                           : std::string()) +
             "), and a device copies a written section back whole");
+      if (arg.writes() && arg.rowPointers())
+        if (const auto rows = overlappingRows(arg, tripCount))
+          throw std::invalid_argument(
+              where(a) + "rows " + std::to_string(rows->first) + " and " +
+              std::to_string(rows->second) +
+              " share memory (their pointers are less than a row of " +
+              std::to_string(arg.rowLength) +
+              " elements apart), and a device copies each written row back "
+              "whole");
       if (static_cast<__int128>(arg.length) * arg.size >
           static_cast<__int128>(INT64_MAX))
         throw std::invalid_argument(where(a) + "the array is too large");
@@ -298,6 +357,13 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
       if (!other.isArray())
         continue;
       if (other.data == arg.data) {
+        if (other.rowLength != arg.rowLength)
+          throw std::invalid_argument(
+              where(static_cast<int>(a)) +
+              "a section of the same array as argument " + std::to_string(b) +
+              " with rows of another length (" + std::to_string(arg.rowLength) +
+              " against " + std::to_string(other.rowLength) +
+              " elements): a device packs the rows of one array one way");
         arg.buffer = b;
         break;
       }
@@ -361,6 +427,7 @@ void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount) {
       throw std::invalid_argument(where + "an array needs data, an element "
                                           "size and a length > 0");
     checkSection(where, ArgSection(arg), arg.length, tripCount);
+    checkRowPointers(where, arg);
   }
 }
 
@@ -397,6 +464,16 @@ DescribedSection describeSection(const fpm_section &section,
     return no("its " + std::to_string(rows) + " rows of " +
               std::to_string(count) + " elements are " +
               std::to_string(section.pitch) + " apart: they overlap");
+  // Rows through their pointers: whole rows from row 0, one run each.
+  if (section.row_length < 0)
+    return no("its rows have " + std::to_string(section.row_length) +
+              " elements");
+  if (section.row_length > 0 && rows > 1)
+    return no("it takes rows of row pointers in several runs");
+  if (section.row_length > 0 && std::min(first, last) < 0)
+    return no("its rows reach below row 0 (row " +
+              std::to_string(static_cast<long long>(std::min(first, last))) +
+              "), and a device follows the row pointers from row 0");
   // From the first run's start to the last one's end.
   const Wide reach = static_cast<Wide>(rows - 1) * section.pitch + count;
   // The buffer starts at element 0, or at the lowest element below it.
@@ -404,8 +481,10 @@ DescribedSection describeSection(const fpm_section &section,
   const Wide length = std::max(first, last) + reach - origin;
   // An address below the base must not wrap around.
   const Wide below = -origin * static_cast<Wide>(section.size);
+  const Wide rowElements = std::max<Wide>(section.row_length, 1);
   if (length > INT64_MAX ||
-      length * static_cast<Wide>(section.size) > static_cast<Wide>(INT64_MAX) ||
+      length * rowElements * static_cast<Wide>(section.size) >
+          static_cast<Wide>(INT64_MAX) ||
       below > static_cast<Wide>(reinterpret_cast<std::uintptr_t>(section.base)))
     return no("its elements do not fit in the address space");
   // A written section outside the array: a device would copy back, and
@@ -433,6 +512,7 @@ DescribedSection describeSection(const fpm_section &section,
   arg.origin = static_cast<std::int64_t>(-origin);
   arg.extent = std::max<std::int64_t>(section.extent, 0);
   arg.clause = section.clause;
+  arg.row_length = section.row_length;
   return {arg, {}};
 }
 

@@ -19,10 +19,12 @@
 
 #include "fpm/fpm.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,6 +82,42 @@ struct SectionRect {
 std::vector<SectionRect> sectionRects(const ArgSection &section,
                                       std::int64_t begin, std::int64_t end);
 
+/// The caller's bytes of `rect`, in the order a packed copy of it lays them
+/// out: `use(address, bytes)` for each run of them that is contiguous in the
+/// caller's memory. Element e of an array of `size`-byte elements at `data`
+/// is at data + e * size; with `rowPointers`, element e is the row that
+/// `data`'s pointer e points to (`size` bytes: a whole row), so each element
+/// is a run of its own. Throws std::invalid_argument for a null row pointer.
+template <class Use>
+void forEachHostRun(void *data, std::size_t size, bool rowPointers,
+                    const SectionRect &rect, Use &&use) {
+  auto *const base = static_cast<std::byte *>(data);
+  auto *const *const rowsAt = static_cast<std::byte *const *>(data);
+  const auto bytes = static_cast<std::int64_t>(size);
+  for (std::int64_t r = 0; r < rect.rows; ++r) {
+    const std::int64_t first = rect.first + r * rect.pitch;
+    if (!rowPointers) {
+      use(base + first * bytes, static_cast<std::size_t>(rect.width) * size);
+      continue;
+    }
+    for (std::int64_t e = first; e < first + rect.width; ++e) {
+      if (!rowsAt[e])
+        throw std::invalid_argument("row " + std::to_string(e) +
+                                    " of an array of row pointers is a null "
+                                    "pointer");
+      use(rowsAt[e], size);
+    }
+  }
+}
+
+/// The bytes of one element of `arg`'s array as sectionRects counts them:
+/// a whole row for an array of row pointers (fpm_arg::row_length).
+inline std::size_t elementBytes(const fpm_arg &arg) {
+  return arg.row_length > 0
+             ? arg.size * static_cast<std::size_t>(arg.row_length)
+             : arg.size;
+}
+
 /// `rects` cut to elements [from, to): a rectangle that crosses a bound
 /// becomes its rows, each cut (the empty ones dropped). What a copy of an
 /// over-declared input reads.
@@ -105,6 +143,10 @@ struct KernelArg {
   /// The elements the array has from its element 0, 0 when unknown
   /// (fpm_arg::extent).
   std::int64_t extent = 0;
+  /// > 0: `data` holds pointers to rows of this many elements
+  /// (fpm_arg::row_length), and `size` is a row's bytes: the device's buffer
+  /// holds the rows packed, row r at byte r * size.
+  std::int64_t rowLength = 0;
   /// The array argument whose device buffer this one uses: itself, or the
   /// first argument of the same array (the same data: an array named in
   /// several sections, `in(A[0:n]) inout(A[i:1])`).
@@ -129,7 +171,8 @@ struct KernelArg {
   /// of an over-declared input reads. Empty when none is.
   std::pair<std::int64_t, std::int64_t> inArray(std::int64_t first,
                                                 std::int64_t last) const;
-  /// The bytes of the whole array.
+  bool rowPointers() const { return rowLength > 0; }
+  /// The bytes of the whole array (its rows, packed, for row pointers).
   std::size_t arrayBytes() const {
     return static_cast<std::size_t>(length) * size;
   }

@@ -6,6 +6,7 @@
 
 #include "device/opencl_driver.hpp"
 
+#include "device/staging.hpp"
 #include "trace/trace.hpp"
 
 #include <algorithm>
@@ -90,23 +91,36 @@ void copySection(cl_command_queue queue, cl_mem buffer, const KernelArg &arg,
 }
 
 /// The bytes of `arg`'s section of `range`, packed as copySection() lays a
-/// staged download out.
-std::size_t stagedBytes(const KernelArg &arg, Range range) {
+/// staged copy out.
+std::size_t stagedBytes(const KernelArg &arg, Range range, bool toDevice) {
   std::size_t bytes = 0;
-  for (const SectionRect &rect : copiedRects(arg, range, false))
+  for (const SectionRect &rect : copiedRects(arg, range, toDevice))
     bytes += static_cast<std::size_t>(rect.width * rect.rows) * arg.size;
   return bytes;
 }
 
-/// Copies a staged download to the caller's array.
+/// `arg`'s section of `range` gathered from the caller's rows, packed as
+/// copySection() reads a staged upload: one copy per rectangle, not per row.
+StagingArea stage(const KernelArg &arg, Range range) {
+  StagingArea staging(stagedBytes(arg, range, true));
+  std::byte *at = staging.get();
+  for (const SectionRect &rect : copiedRects(arg, range, true))
+    forEachHostRun(arg.data, arg.size, arg.rowPointers(), rect,
+                   [&](const std::byte *from, std::size_t bytes) {
+                     std::memcpy(at, from, bytes);
+                     at += bytes;
+                   });
+  return staging;
+}
+
+/// Copies a staged download to the caller's array (or rows).
 void unstage(const KernelArg &arg, Range range, const std::byte *staging) {
-  auto *host = static_cast<std::byte *>(arg.data);
-  const auto size = static_cast<std::int64_t>(arg.size);
-  for (const SectionRect &rect : copiedRects(arg, range, false)) {
-    const auto row = static_cast<std::size_t>(rect.width * size);
-    for (std::int64_t r = 0; r < rect.rows; ++r, staging += row)
-      std::memcpy(host + (rect.first + r * rect.pitch) * size, staging, row);
-  }
+  for (const SectionRect &rect : copiedRects(arg, range, false))
+    forEachHostRun(arg.data, arg.size, arg.rowPointers(), rect,
+                   [&](std::byte *to, std::size_t bytes) {
+                     std::memcpy(to, staging, bytes);
+                     staging += bytes;
+                   });
 }
 
 /// The arguments that share argument `a`'s buffer (KernelArg::buffer).
@@ -141,12 +155,10 @@ bool sharesWithAWriter(const KernelSpec &spec, std::size_t a) {
   });
 }
 
-/// Where a staged download lands before it is copied to the caller. Not
-/// zero-filled: the download overwrites every byte before unstage() reads
-/// it, and filling would be one more pass over the section on the host.
+/// Where a staged download lands before it is copied to the caller.
 struct Staging {
   std::size_t arg = 0;
-  std::unique_ptr<std::byte[]> bytes;
+  StagingArea bytes;
 };
 
 } // namespace
@@ -195,6 +207,8 @@ struct OpenClDriver::Inflight {
   opencl::EventRef firstKernel; ///< the first, when there are two
   std::vector<opencl::EventRef> downloads;
   std::vector<Staging> staging;
+  /// Gathered rows of row pointers, read by the uploads.
+  std::vector<StagingArea> uploadStaging;
   std::uint64_t uploadBytes = 0;
   std::uint64_t downloadBytes = 0;
   int number = 0; ///< the device's range count, from 1
@@ -208,6 +222,8 @@ OpenClDriver::OpenClDriver(const KernelSpec &kernel, const DevicePe &pe,
 
 bool OpenClDriver::run(WorkFeed &feed) {
   std::deque<Inflight> inflight;
+  // Shared inputs' gathered rows: uploads may read them until recover().
+  std::vector<StagingArea> sharedStaging;
   int chunks = 0;
   // Whole arrays on the device, indexed as on the host; given back to the
   // device for the next call when this function returns, after every
@@ -295,9 +311,13 @@ bool OpenClDriver::run(WorkFeed &feed) {
     auto uploadShared = [&] {
       for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
         const KernelArg &arg = kernel_.args[a];
-        if (arg.isArray() && arg.shared() && arg.reads())
-          copySection(device_.uploadQueue(), buffers[a].get(), arg, {}, true,
-                      nullptr, {}, sharedBytes, sharedUploads);
+        if (!arg.isArray() || !arg.shared() || !arg.reads())
+          continue;
+        std::byte *staging = nullptr;
+        if (arg.rowPointers())
+          staging = sharedStaging.emplace_back(stage(arg, {})).get();
+        copySection(device_.uploadQueue(), buffers[a].get(), arg, {}, true,
+                    staging, {}, sharedBytes, sharedUploads);
       }
     };
     const std::int64_t setUp = trace::now();
@@ -382,12 +402,16 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
   }
   for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
     const KernelArg &arg = kernel_.args[a];
-    if (arg.isArray() && arg.reads() && !arg.shared())
-      copySection(device_.uploadQueue(), buffers[a].get(), arg, range, true,
-                  nullptr,
-                  sharesWithAWriter(kernel_, a) ? std::span(written)
-                                                : std::span<cl_event>(),
-                  chunk.uploadBytes, chunk.uploads);
+    if (!arg.isArray() || !arg.reads() || arg.shared())
+      continue;
+    std::byte *staging = nullptr;
+    if (arg.rowPointers())
+      staging = chunk.uploadStaging.emplace_back(stage(arg, range)).get();
+    copySection(device_.uploadQueue(), buffers[a].get(), arg, range, true,
+                staging,
+                sharesWithAWriter(kernel_, a) ? std::span(written)
+                                              : std::span<cl_event>(),
+                chunk.uploadBytes, chunk.uploads);
   }
   std::vector<cl_event> before;
   for (const opencl::EventRef &event : chunk.uploads)
@@ -470,11 +494,11 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
       continue;
     // A read-and-written section lands in a staging area first: a download
     // that fails half way must not leave the caller's input half
-    // overwritten for the CPU's rerun.
+    // overwritten for the CPU's rerun. Rows of row pointers too: they are
+    // scattered to their rows from there.
     std::byte *staging = nullptr;
-    if (arg.reads()) {
-      chunk.staging.push_back({a, std::make_unique_for_overwrite<std::byte[]>(
-                                      stagedBytes(arg, range))});
+    if (arg.reads() || arg.rowPointers()) {
+      chunk.staging.push_back({a, StagingArea(stagedBytes(arg, range, false))});
       staging = chunk.staging.back().bytes.get();
     }
     copySection(device_.downloadQueue(), buffers[a].get(), arg, range, false,

@@ -19,13 +19,23 @@ namespace {
 
 /// Sends what iterations `range` wrote of `arg` from `root` to every rank:
 /// each rectangle of it (sectionRects) as one run of bytes, or as one
-/// strided datatype of its rows.
+/// strided datatype of its rows. An array of row pointers sends each row
+/// it wrote from the root's row to each rank's own row of that index (the
+/// pointers themselves mean nothing on another rank).
 void broadcastSection(MPI_Comm comm, const fpm_arg &arg, Range range,
                       int root) {
   auto *base = static_cast<unsigned char *>(arg.data);
   const auto size = static_cast<std::int64_t>(arg.size);
   for (const SectionRect &rect :
        sectionRects(ArgSection(arg), range.begin, range.end)) {
+    if (arg.row_length > 0) {
+      forEachHostRun(arg.data, elementBytes(arg), true, rect,
+                     [&](std::byte *row, std::size_t bytes) {
+                       broadcastBytes(comm, row,
+                                      static_cast<std::int64_t>(bytes), root);
+                     });
+      continue;
+    }
     if (rect.rows == 1) {
       broadcastBytes(comm, base + rect.first * size, rect.width * size, root);
       continue;

@@ -179,12 +179,11 @@ private:
   template <class Use>
   static void forEachRange(const fpm_arg &arg, std::int64_t iterations,
                            Use &&use) {
-    auto *base = static_cast<std::byte *>(arg.data);
-    const auto size = static_cast<std::int64_t>(arg.size);
+    // Through the row pointers for an array of them: the rows, never the
+    // pointers, are what the loop writes.
     for (const SectionRect &rect : sectionRects(ArgSection(arg), 0, iterations))
-      for (std::int64_t r = 0; r < rect.rows; ++r)
-        use(base + (rect.first + r * rect.pitch) * size,
-            static_cast<std::size_t>(rect.width) * arg.size);
+      forEachHostRun(arg.data, elementBytes(arg), arg.row_length > 0, rect,
+                     use);
   }
 
   std::vector<fpm_arg> written_;
@@ -202,9 +201,13 @@ std::vector<fpm_arg> writtenSections(const LoopCall &call) {
     return written;
   for (const KernelArg &arg : call.kernel->args)
     if (arg.writes())
-      written.push_back({FPM_ARG_INOUT, arg.data, arg.size, arg.length,
-                         arg.offset, arg.stride, arg.count, arg.origin,
-                         arg.extent, nullptr, arg.rows, arg.pitch});
+      written.push_back(
+          {FPM_ARG_INOUT, arg.data,
+           arg.rowPointers()
+               ? arg.size / static_cast<std::size_t>(arg.rowLength)
+               : arg.size,
+           arg.length, arg.offset, arg.stride, arg.count, arg.origin,
+           arg.extent, nullptr, arg.rows, arg.pitch, arg.rowLength});
   return written;
 }
 
@@ -345,10 +348,10 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
         stderr,
         "fpm-profile: %s does not say what it writes in a way the runtime "
         "can save and restore (out or inout sections that move linearly "
-        "with the loop variable, over an array of values, not of row "
-        "pointers): running it more than once could change the program's "
-        "results, so it is not benchmarked; its runs are profiled online "
-        "instead\n",
+        "with the loop variable, over an array of values or of row "
+        "pointers whose rows it takes whole from their element 0): running "
+        "it more than once could change the program's results, so it is not "
+        "benchmarked; its runs are profiled online instead\n",
         label.c_str());
     return;
   }

@@ -48,6 +48,12 @@
 // call: ABBA gives each kernel both. Tables
 // show the median over all timed calls and their min-max spread.
 //
+// `--only rowptr` measures a loop over a matrix allocated row by row
+// (`double **`, offload_rowptr.c, whose rows the runtime packs for PoCL and
+// scatters back) in the generated slots, and the same loop over flat arrays
+// (`a[i*n : n]`) in the hand-written ones: the ratio is what following the
+// row pointers costs against a flat matrix.
+//
 // Outputs are poisoned with NaN before every call and checked against a
 // serial reference: bit for bit for everything the pragma generated (the
 // generated kernel is compiled with FP_CONTRACT OFF, this program with
@@ -61,7 +67,7 @@
 // min(T_cpu, T_ocl) / T (a speedup); T / the best static split.
 //
 //   fpm-bench-offload [--quick] [--rounds N] [--matmul N] [--stencil M N]
-//                     [--only matmul|stencil|columns|blocks]
+//                     [--only matmul|stencil|columns|blocks|rowptr]
 //
 // --quick (small sizes, 2 rounds) is the CTest test bench-offload-quick: it
 // checks results, never times. Exit status 77 when there is no CPU OpenCL
@@ -73,6 +79,7 @@
 #include "coexec_bench.hpp"
 #include "offload_columns.h"
 #include "offload_loops.hpp"
+#include "offload_rowptr.h"
 
 #include <omp.h>
 
@@ -296,6 +303,140 @@ public:
   void run(Copy copy, std::int64_t begin, std::int64_t end) override {
     fpm_bench_blocks(static_cast<int>(copy), m_, n_, b_, x_.data(), begin, end);
   }
+};
+
+//===----------------------------------------------------------------------===//
+// Rows through their pointers: an array of row pointers against a flat one
+//===----------------------------------------------------------------------===//
+
+const char *const RowsFlatSource = R"CL(
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL FP_CONTRACT OFF
+__kernel void scale_rows(__global const double *a, __global const double *x,
+                         __global double *c, int n) {
+  const size_t row = (size_t)get_global_id(0) * (size_t)n;
+  double s = 0;
+  for (int j = 0; j < n; ++j)
+    s += a[row + j];
+  for (int j = 0; j < n; ++j)
+    c[row + j] = a[row + j] * x[j] + s;
+}
+)CL";
+
+/// c[i][j] = a[i][j] * x[j] + sum_j a[i][j], row by row, over two copies of
+/// the same m x n matrices: rows allocated one by one behind arrays of row
+/// pointers (the pragma'd loop, offload_rowptr.c), and flat arrays (the
+/// hand-written kernel and C++ body, sections `a[i*n : n]`). A call writes
+/// one copy of c; check() wants that one right and the other untouched.
+class RowPointers final : public Workload, public Pragma {
+public:
+  RowPointers(int rowCount, int columns)
+      : m_(rowCount), n_(columns), aFlat_(elements()), cFlat_(elements()),
+        x_(static_cast<std::size_t>(n_)), reference_(elements()) {
+    name = "rowptr";
+    title = "rows through their pointers: c[i][j] = a[i][j] * x[j] + sum of "
+            "row i, " +
+            std::to_string(m_) + " x " + std::to_string(n_) +
+            " doubles, `double **` rows (generated) against flat arrays "
+            "(hand-written)";
+    rows = m_;
+    source = RowsFlatSource;
+    kernelName = "scale_rows";
+    Random random;
+    for (double &v : aFlat_)
+      v = random.next() - 0.5;
+    for (double &v : x_)
+      v = random.next();
+    // Each row a block of its own, as `a[i] = malloc(...)` gives them.
+    for (int i = 0; i < m_; ++i) {
+      const auto row = static_cast<std::size_t>(i) * columnCount();
+      aBlocks_.emplace_back(
+          aFlat_.begin() + static_cast<std::ptrdiff_t>(row),
+          aFlat_.begin() + static_cast<std::ptrdiff_t>(row + columnCount()));
+      cBlocks_.emplace_back(columnCount());
+    }
+    for (std::size_t i = 0; i < aBlocks_.size(); ++i) {
+      aRows_.push_back(aBlocks_[i].data());
+      cRows_.push_back(cBlocks_[i].data());
+    }
+    scale(aFlat_.data(), reference_.data(), 0, m_);
+    const auto all = static_cast<std::int64_t>(elements());
+    args = {flat(FPM_ARG_IN, aFlat_.data(), all, n_),
+            flat(FPM_ARG_IN, x_.data(), n_, 0),
+            flat(FPM_ARG_OUT, cFlat_.data(), all, n_), scalar(n_)};
+  }
+  void poison() override {
+    std::fill(cFlat_.begin(), cFlat_.end(), std::nan(""));
+    for (std::vector<double> &row : cBlocks_)
+      std::fill(row.begin(), row.end(), std::nan(""));
+  }
+  std::string check() const override {
+    const bool flatRan = !std::isnan(cFlat_.front());
+    for (std::size_t e = 0; e < elements(); ++e) {
+      const double got =
+          flatRan ? cFlat_[e] : cBlocks_[e / columnCount()][e % columnCount()];
+      const double other =
+          flatRan ? cBlocks_[e / columnCount()][e % columnCount()] : cFlat_[e];
+      if (got != reference_[e] || !std::isnan(other)) // exact
+        return std::string(flatRan ? "flat " : "row-pointer ") + "c[" +
+               std::to_string(e / columnCount()) + "][" +
+               std::to_string(e % columnCount()) +
+               "] = " + std::to_string(got) + ", expected " +
+               std::to_string(reference_[e]);
+    }
+    return "";
+  }
+  void runRows(std::int64_t begin, std::int64_t end) override {
+    scale(aFlat_.data(), cFlat_.data(), begin, end);
+  }
+  void run(Copy copy, std::int64_t begin, std::int64_t end) override {
+    fpm_bench_rowptr(static_cast<int>(copy), n_, aRows_.data(), x_.data(),
+                     cRows_.data(), begin, end);
+  }
+  // The oracle splits the pragma'd copies.
+  std::string runOpenClPart(const std::string &, std::int64_t split) override {
+    run(Copy::Gpu, 0, split);
+    return "";
+  }
+  std::string runCpuPart(const std::string &, std::int64_t split) override {
+    run(Copy::Cpu, split, rows);
+    return "";
+  }
+
+private:
+  std::size_t columnCount() const { return static_cast<std::size_t>(n_); }
+  std::size_t elements() const {
+    return static_cast<std::size_t>(m_) * columnCount();
+  }
+  /// Rows `i*stride : stride` of a flat array (stride 0: all of it, shared).
+  static fpm_arg flat(int kind, double *data, std::int64_t length,
+                      std::int64_t stride) {
+    fpm_arg arg{};
+    arg.kind = kind;
+    arg.data = data;
+    arg.size = sizeof(double);
+    arg.length = length;
+    arg.stride = stride;
+    arg.count = stride;
+    return arg;
+  }
+  void scale(const double *a, double *c, std::int64_t begin,
+             std::int64_t end) const {
+    const std::size_t n = columnCount();
+    for (auto i = static_cast<std::size_t>(begin);
+         i < static_cast<std::size_t>(end); ++i) {
+      double s = 0;
+      for (std::size_t j = 0; j < n; ++j)
+        s += a[i * n + j];
+      for (std::size_t j = 0; j < n; ++j)
+        c[i * n + j] = a[i * n + j] * x_[j] + s;
+    }
+  }
+
+  int m_, n_;
+  std::vector<double> aFlat_, cFlat_, x_, reference_;
+  std::vector<std::vector<double>> aBlocks_, cBlocks_;
+  std::vector<double *> aRows_, cRows_;
 };
 
 //===----------------------------------------------------------------------===//
@@ -546,7 +687,7 @@ int main(int argc, char **argv) {
     } else {
       std::fprintf(stderr, "usage: fpm-bench-offload [--quick] [--rounds N] "
                            "[--matmul N] [--stencil M N] "
-                           "[--only matmul|stencil|columns|blocks]\n");
+                           "[--only matmul|stencil|columns|blocks|rowptr]\n");
       return 2;
     }
   }
@@ -584,6 +725,10 @@ int main(int argc, char **argv) {
     ColumnBlocks blocks(options.quick ? 64 : 2048, options.quick ? 256 : 4096,
                         options.quick ? 8 : 16);
     ok = runWorkload(blocks, blocks, options, summaries) && ok;
+  }
+  if (options.only.empty() || options.only == "rowptr") {
+    RowPointers rowptr(options.quick ? 256 : 4096, options.quick ? 64 : 1024);
+    ok = runWorkload(rowptr, rowptr, options, summaries) && ok;
   }
   printSummary(summaries);
   if (!ok)

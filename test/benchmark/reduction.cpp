@@ -84,11 +84,11 @@ double fpmDot(const char *schedule, const char *devices, bool norm) {
   const double *a = x.data();
   const double *b = norm ? x.data() : y.data();
   fpm_arg args[3] = {{FPM_ARG_IN, const_cast<double *>(a), sizeof(double), n, 0,
-                      1, 1, 0, 0, nullptr, 0, 0},
+                      1, 1, 0, 0, nullptr, 0, 0, 0},
                      {FPM_ARG_IN, const_cast<double *>(b), sizeof(double), n, 0,
-                      1, 1, 0, 0, nullptr, 0, 0},
+                      1, 1, 0, 0, nullptr, 0, 0, 0},
                      {FPM_ARG_REDUCTION, nullptr, sizeof(double), 0, 0, 0, 0, 0,
-                      0, nullptr, 0, 0}};
+                      0, nullptr, 0, 0, 0}};
   fpm_kernel kernel{};
   kernel.source = KernelSource;
   kernel.name = "dot_product";

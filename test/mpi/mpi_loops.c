@@ -103,6 +103,15 @@ static int wholeBody(int64_t begin, int64_t end, void *context) {
   return 0;
 }
 
+/* Row k of an array of row pointers, 5 elements each. */
+static int pointedRowsBody(int64_t begin, int64_t end, void *context) {
+  double **rowsAt = context;
+  for (int64_t k = begin; k < end; ++k)
+    for (int64_t j = 0; j < 5; ++j)
+      rowsAt[k][j] = rowsAt[k][j] * 0.5 + (double)(k + j);
+  return 0;
+}
+
 /* Element (k * 7 + 3) mod T: scattered writes, a permutation of T when T
    and 7 are coprime. */
 static int scatterBody(int64_t begin, int64_t end, void *context) {
@@ -332,6 +341,44 @@ static void checkSchedule(const char *schedule) {
       fail("loop F: the matrix differs from the serial loop's", schedule);
     free(matrix);
     free(serialMatrix);
+  }
+
+  /* H: rows through their pointers (row_length 5), each row a block of
+     its own, allocated in another order on odd ranks: every rank gets the
+     rows the others wrote in its own rows, and its pointers unchanged. */
+  {
+    double **rowsAt = malloc(sizeof(double *) * (size_t)T);
+    double **kept = malloc(sizeof(double *) * (size_t)T);
+    double *serialRows = malloc(sizeof(double) * 5 * (size_t)T);
+    for (int64_t i = 0; i < T; ++i) {
+      const int64_t r = rank % 2 ? T - 1 - i : i;
+      rowsAt[r] = malloc(sizeof(double) * 5);
+      kept[r] = rowsAt[r];
+    }
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j < 5; ++j)
+        rowsAt[i][j] = serialRows[i * 5 + j] = (double)((i * 5 + j) % 17);
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j < 5; ++j)
+        serialRows[i * 5 + j] = serialRows[i * 5 + j] * 0.5 + (double)(i + j);
+    fpm_arg dataH = array(FPM_ARG_INOUT, rowsAt, sizeof(double), T, 0, 1, 1);
+    dataH.row_length = 5;
+    loop.name = "mpi.pointed-rows";
+    loop.data = &dataH;
+    loop.data_count = 1;
+    check(fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, T, pointedRowsBody,
+                               rowsAt, NULL),
+          "loop H", schedule);
+    for (int64_t i = 0; i < T; ++i) {
+      if (rowsAt[i] != kept[i])
+        fail("loop H: a row pointer changed", schedule);
+      if (memcmp(rowsAt[i], serialRows + i * 5, sizeof(double) * 5) != 0)
+        fail("loop H: a row differs from the serial loop's", schedule);
+      free(rowsAt[i]);
+    }
+    free(rowsAt);
+    free(kept);
+    free(serialRows);
   }
 
   /* G: scattered writes declared as the whole array (stride 0): no rank

@@ -165,8 +165,8 @@ TEST(BenchmarkSizesTest, AscendingMultiplesOfTheGrainUpToTheTop) {
 
 fpm_arg section(int kind, void *data, std::int64_t length, std::int64_t offset,
                 std::int64_t stride, std::int64_t count) {
-  return {kind,  data, sizeof(int), length,  offset, stride,
-          count, 0,    0,           nullptr, 0,      0};
+  return {kind, data, sizeof(int), length, offset, stride, count,
+          0,    0,    nullptr,     0,      0,      0};
 }
 
 using Extent = std::pair<std::int64_t, std::int64_t>;
@@ -281,11 +281,11 @@ struct Doubling {
   }
 
   std::vector<fpm_arg> data() {
-    return {{FPM_ARG_INOUT, x.data(), sizeof(long),
-             static_cast<std::int64_t>(x.size()), 0, 1, 1, 0, 0, nullptr, 0, 0},
-            {FPM_ARG_OUT, y.data(), sizeof(long),
-             static_cast<std::int64_t>(y.size()), 0, 1, 1, 0, 0, nullptr, 0,
-             0}};
+    return {
+        {FPM_ARG_INOUT, x.data(), sizeof(long),
+         static_cast<std::int64_t>(x.size()), 0, 1, 1, 0, 0, nullptr, 0, 0, 0},
+        {FPM_ARG_OUT, y.data(), sizeof(long),
+         static_cast<std::int64_t>(y.size()), 0, 1, 1, 0, 0, nullptr, 0, 0, 0}};
   }
 
   std::vector<long> x, y;
@@ -374,18 +374,9 @@ TEST_F(BenchmarkTest, StridedAndDownwardSectionsAreRestored) {
   std::vector<int> m(3 * N);
   for (std::size_t i = 0; i < m.size(); ++i)
     m[i] = static_cast<int>(i);
-  const fpm_arg written{FPM_ARG_INOUT,
-                        m.data(),
-                        sizeof(int),
-                        3 * N,
-                        3 * (N - 1) + 1,
-                        -3,
-                        1,
-                        0,
-                        0,
-                        nullptr,
-                        0,
-                        0};
+  const fpm_arg written{
+      FPM_ARG_INOUT, m.data(), sizeof(int), 3 * N, 3 * (N - 1) + 1, -3, 1, 0, 0,
+      nullptr,       0,        0,           0};
   const fpm_loop loop =
       withData(namedLoop(name.c_str(), nullptr), {&written, 1});
   auto body = [](std::int64_t begin, std::int64_t end, void *context) {
@@ -399,6 +390,51 @@ TEST_F(BenchmarkTest, StridedAndDownwardSectionsAreRestored) {
   testing::internal::GetCapturedStderr();
   for (std::size_t i = 0; i < m.size(); ++i)
     ASSERT_EQ(m[i], static_cast<int>(i) + (i % 3 == 1 ? 1000000 : 0)) << i;
+  EXPECT_TRUE(stored(name, "cpu"));
+}
+
+TEST_F(BenchmarkTest, RowsOfRowPointersAreRestoredThroughThePointers) {
+  const ScopedThreads threads(2);
+  const std::string name = uniqueName("rowptr");
+  // inout(rows[k:1][0:3]), each row a block of its own (in reverse address
+  // order), with a guard element past it that must never be touched.
+  constexpr std::int64_t N = 600;
+  std::vector<std::vector<int>> blocks(N, std::vector<int>(4));
+  std::vector<int *> rows(N);
+  for (std::int64_t k = 0; k < N; ++k) {
+    auto &block = blocks[static_cast<std::size_t>(N - 1 - k)];
+    for (int j = 0; j < 4; ++j)
+      block[static_cast<std::size_t>(j)] = static_cast<int>(k * 10 + j);
+    rows[static_cast<std::size_t>(k)] = block.data();
+  }
+  const std::vector<int *> pointers = rows;
+  fpm_arg written{};
+  written.kind = FPM_ARG_INOUT;
+  written.data = rows.data();
+  written.size = sizeof(int);
+  written.length = N;
+  written.stride = 1;
+  written.count = 1;
+  written.row_length = 3;
+  const fpm_loop loop =
+      withData(namedLoop(name.c_str(), nullptr), {&written, 1});
+  auto body = [](std::int64_t begin, std::int64_t end, void *context) {
+    auto &at = *static_cast<std::vector<int *> *>(context);
+    for (std::int64_t k = begin; k < end; ++k)
+      for (int j = 0; j < 3; ++j)
+        at[static_cast<std::size_t>(k)][j] += 1000000;
+    return 0;
+  };
+  testing::internal::CaptureStderr();
+  ASSERT_EQ(fpm_parallel_for(&loop, N, body, &rows), FPM_OK)
+      << fpm_last_error();
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rows, pointers);
+  for (std::int64_t k = 0; k < N; ++k)
+    for (int j = 0; j < 4; ++j)
+      ASSERT_EQ(rows[static_cast<std::size_t>(k)][j],
+                static_cast<int>(k * 10 + j) + (j < 3 ? 1000000 : 0))
+          << "row " << k << ", element " << j;
   EXPECT_TRUE(stored(name, "cpu"));
 }
 

@@ -82,8 +82,8 @@ int main(void) {
   CHECK(fpm_trip_count(0, -1, 1, FPM_LT, 1) == -1); /* 2^64 - 1 */
 
   /* out(C[i:1]) for i = 2..9, sampled as fpm-rewrite does. */
-  fpm_section section = {FPM_ARG_OUT, NULL, sizeof counts[0], {0}, {0}, 0, NULL,
-                         1,           0};
+  fpm_section section = {
+      FPM_ARG_OUT, NULL, sizeof counts[0], {0}, {0}, 0, NULL, 1, 0, 0};
   fpm_arg arg;
   fpm_loop sampled = {0};
   section.base = counts;

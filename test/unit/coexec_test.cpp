@@ -33,6 +33,7 @@
 #include "model/profile.hpp"
 #include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -1148,6 +1149,190 @@ __kernel void widen(__global long *v, __local int *scratch) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Arrays of row pointers (fpm_arg::row_length)
+//===----------------------------------------------------------------------===//
+
+/// A matrix allocated row by row, as C code does: `rows[i]` points to
+/// element 1 of a block of its own with a guard element on either side,
+/// which no copy may touch.
+struct RowMatrix {
+  static constexpr double Guard = -7.5;
+  RowMatrix(std::int64_t n, std::int64_t m, double seed) : m(m) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::vector<double> &block =
+          blocks.emplace_back(static_cast<std::size_t>(m + 2), Guard);
+      for (std::int64_t j = 0; j < m; ++j)
+        block[static_cast<std::size_t>(j + 1)] =
+            static_cast<double>((i * 31 + j * 7) % 97) + seed;
+      rows.push_back(block.data() + 1);
+    }
+  }
+  /// Section `rows[offset + k*stride : count][0:m]`.
+  fpm_arg arg(int kind, std::int64_t offset, std::int64_t stride,
+              std::int64_t count) {
+    fpm_arg a{};
+    a.kind = kind;
+    a.data = rows.data();
+    a.size = sizeof(double);
+    a.length = std::ssize(rows);
+    a.offset = offset;
+    a.stride = stride;
+    a.count = count;
+    a.row_length = m;
+    return a;
+  }
+  bool guardsIntact() const {
+    return std::ranges::all_of(blocks, [](const std::vector<double> &block) {
+      return block.front() == Guard && block.back() == Guard;
+    });
+  }
+  std::int64_t m;
+  std::vector<std::vector<double>> blocks;
+  std::vector<double *> rows;
+};
+
+TEST_F(CoexecKernelTest, RowPointersArePackedAndScatteredBack) {
+  // Iteration i: y[i] = sum_j a[i][j] * t[0][j] (rows of a in, a table of
+  // row pointers shared whole), b[i][j] = 2 b[i][j] + a[i][j] (inout rows),
+  // c[i][j] = i - j (out rows, copied in as well for a kernel's safety).
+  const char *const source = R"(
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void rows(__global const double *a, __global const double *t,
+                   __global double *b, __global double *c,
+                   __global double *y, const long m) {
+  const long i = get_global_id(0);
+  double s = 0;
+  for (long j = 0; j < m; ++j) {
+    s += a[i * m + j] * t[j];
+    b[i * m + j] = 2 * b[i * m + j] + a[i * m + j];
+    c[i * m + j] = (double)(i - j);
+  }
+  y[i] = s;
+}
+)";
+  const std::int64_t n = 1001, m = 37;
+  for (const char *devices : {"gpu", "all"})
+    for (const char *pipeline : {"1", "2"})
+      for (const char *schedule : {"gss", "equal", "fss, 50"}) {
+        SCOPED_TRACE(testing::Message() << devices << ", pipeline " << pipeline
+                                        << ", " << schedule);
+        const ScopedEnv select("FPM_DEVICES", devices);
+        const ScopedEnv depth("FPM_OPENCL_PIPELINE", pipeline);
+        RowMatrix a(n, m, 0.25), t(2, m, 0.5), b(n, m, 1), c(n, m, 3);
+        std::vector<double> y(static_cast<std::size_t>(n), -1);
+        fpm_arg args[6] = {a.arg(FPM_ARG_IN, 0, 1, 1),
+                           t.arg(FPM_ARG_IN, 0, 0, 1),
+                           b.arg(FPM_ARG_INOUT, 0, 1, 1),
+                           c.arg(FPM_ARG_OUT, 0, 1, 1),
+                           {},
+                           fpm_scalar_arg(&m, sizeof m)};
+        args[4].kind = FPM_ARG_OUT;
+        args[4].data = y.data();
+        args[4].size = sizeof(double);
+        args[4].length = n;
+        args[4].stride = 1;
+        args[4].count = 1;
+        fpm_kernel kernel{};
+        kernel.source = source;
+        kernel.name = "rows";
+        kernel.args = args;
+        kernel.arg_count = 6;
+        struct Context {
+          RowMatrix &a, &t, &b, &c;
+          std::vector<double> &y;
+          std::atomic<std::int64_t> cpu{0};
+        } context{a, t, b, c, y};
+        auto body = [](std::int64_t begin, std::int64_t end, void *raw) {
+          auto &x = *static_cast<Context *>(raw);
+          for (std::int64_t i = begin; i < end; ++i) {
+            const auto r = static_cast<std::size_t>(i);
+            double s = 0;
+            for (std::int64_t j = 0; j < x.a.m; ++j) {
+              s += x.a.rows[r][j] * x.t.rows[0][j];
+              x.b.rows[r][j] = 2 * x.b.rows[r][j] + x.a.rows[r][j];
+              x.c.rows[r][j] = static_cast<double>(i - j);
+            }
+            x.y[r] = s;
+          }
+          x.cpu += end - begin;
+          return 0;
+        };
+        const std::string name =
+            std::string("coexec.rowptr.") + devices + pipeline + "." + schedule;
+        fpm_loop loop = namedLoop(name.c_str(), schedule);
+        testing::internal::CaptureStderr();
+        ASSERT_EQ(fpm_kernel_fits(&loop, &kernel, n), 1) << fpm_last_error();
+        ASSERT_EQ(fpm_parallel_for_kernel(&loop, n, body, &context, &kernel),
+                  FPM_OK)
+            << fpm_last_error();
+        EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+        if (std::string(devices) == "gpu")
+          EXPECT_EQ(context.cpu.load(), 0); // every row went to the device
+        const RowMatrix a0(n, m, 0.25), t0(2, m, 0.5), b0(n, m, 1);
+        for (std::int64_t i = 0; i < n; ++i) {
+          const auto r = static_cast<std::size_t>(i);
+          double s = 0;
+          for (std::int64_t j = 0; j < m; ++j) {
+            s += a0.rows[r][j] * t0.rows[0][j];
+            ASSERT_EQ(b.rows[r][j], 2 * b0.rows[r][j] + a0.rows[r][j])
+                << "b[" << i << "][" << j << "]";
+            ASSERT_EQ(c.rows[r][j], static_cast<double>(i - j))
+                << "c[" << i << "][" << j << "]";
+            ASSERT_EQ(a.rows[r][j], a0.rows[r][j]);
+          }
+          ASSERT_EQ(y[r], s) << "y[" << i << "]";
+        }
+        EXPECT_TRUE(a.guardsIntact() && t.guardsIntact() && b.guardsIntact() &&
+                    c.guardsIntact());
+      }
+}
+
+TEST_F(CoexecKernelTest, ANullRowDropsTheDeviceNotTheLoop) {
+  // A row the section names but the program never allocated: the device
+  // cannot copy it and drops out with a line on stderr; the CPU runs the
+  // iterations, which here never touch the missing row's elements.
+  const char *const source = R"(
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void count(__global double *a, const long m) {
+  const long i = get_global_id(0);
+  if (i != 70)
+    a[i * m] += 1;
+}
+)";
+  const std::int64_t n = 200, m = 3;
+  RowMatrix a(n, m, 0);
+  a.rows[70] = nullptr;
+  fpm_arg args[2] = {a.arg(FPM_ARG_INOUT, 0, 1, 1),
+                     fpm_scalar_arg(&m, sizeof m)};
+  fpm_kernel kernel{};
+  kernel.source = source;
+  kernel.name = "count";
+  kernel.args = args;
+  kernel.arg_count = 2;
+  auto body = [](std::int64_t begin, std::int64_t end, void *raw) {
+    auto &rows = *static_cast<std::vector<double *> *>(raw);
+    for (std::int64_t i = begin; i < end; ++i)
+      if (i != 70)
+        rows[static_cast<std::size_t>(i)][0] += 1;
+    return 0;
+  };
+  const ScopedEnv select("FPM_DEVICES", "gpu");
+  fpm_loop loop = namedLoop("coexec.rowptr.null", "equal");
+  testing::internal::CaptureStderr();
+  ASSERT_EQ(fpm_parallel_for_kernel(&loop, n, body, &a.rows, &kernel), FPM_OK)
+      << fpm_last_error();
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("row 70 of an array of row pointers is a null pointer"),
+            std::string::npos)
+      << said;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (i != 70)
+      ASSERT_EQ(a.blocks[static_cast<std::size_t>(i)][1],
+                static_cast<double>((i * 31) % 97) + 1)
+          << "row " << i;
+}
+
 TEST_F(CoexecKernelTest, AKernelThatTakesTheEndRunsOneLocalSize) {
   // Each work-item of the range stores its work-group's size. A kernel
   // that takes the launch's end (FPM_ARG_END) is launched in whole groups
@@ -1621,7 +1806,7 @@ TEST_F(CoexecTest, RepeatedLoopFollowsAPeThatSlowsDown) {
     if (call >= 7)
       state.perIteration = std::chrono::nanoseconds(4000);
     const SlowKernel slowKernel({FPM_ARG_INOUT, state.x.data(), sizeof(int),
-                                 Trips, 0, 1, 1, 0, 0, nullptr, 0, 0});
+                                 Trips, 0, 1, 1, 0, 0, nullptr, 0, 0, 0});
     ASSERT_EQ(fpm_parallel_for_kernel(&loop, Trips, Slowing::body, &state,
                                       &slowKernel.kernel),
               FPM_OK)

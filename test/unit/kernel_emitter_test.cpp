@@ -83,6 +83,14 @@ public:
       KernelReductions.push_back(
           {Name, Op, VD->getType().getNonReferenceType(), VD->getLocation()});
     }
+    // An array of row pointers is the clause's where its variable is the
+    // one the clause names (ClauseSema finds it at the loop).
+    for (fpm::ClauseArray &A : Arrays)
+      if (A.RowPointers && !A.Decl) {
+        auto Found = match(varDecl(hasName(A.Name)).bind("var"), Ctx);
+        ASSERT_FALSE(Found.empty()) << "no variable " << A.Name;
+        A.Decl = Found.front().getNodeAs<VarDecl>("var");
+      }
     fpm::KernelRequest Request;
     Request.For = For;
     Request.Var = Var;
@@ -240,6 +248,120 @@ TEST(KernelEmitterTest, ArraysOfSeveralDimensionsAreFlat) {
   ASSERT_EQ(Out.Params.end()[-2].K, fpm::KernelParam::Kind::Extent);
   EXPECT_EQ(Out.Params.end()[-2].HostExpr, "(sizeof(A[0]) / sizeof(A[0][0]))");
   EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+/// A clause array of row pointers (ClauseArray::RowPointers).
+fpm::ClauseArray rowPointers(const char *Name, unsigned Index, bool Written) {
+  fpm::ClauseArray A{Name, Index, Written};
+  A.RowPointers = true;
+  return A;
+}
+
+TEST(KernelEmitterTest, RowPointersAreAFlatMatrixOfTheirRowLength) {
+  // in(A[i:1][0:m]) inout(B[i:1][0:m]): the runtime packs each array's
+  // rows m apart; the kernel indexes them flat with the length it packed
+  // with, and passes a row, or the whole array with its row length, to a
+  // helper.
+  Outcome Out = emit(R"(
+    static double dot(const double *r, const double *v, int m) {
+      double s = 0;
+      for (int j = 0; j < m; ++j) s += r[j] * v[j];
+      return s;
+    }
+    static double rowdot(double **M, int i, const double *v, int m) {
+      return dot(M[i], v, m) + M[i][0];
+    }
+    void f(int n, int m, double **A, double **B, const double *x, double *y) {
+      for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < m; ++j) B[i][j] = B[i][j] * 2 + A[i][j];
+        y[i] = rowdot(A, i, x, m) + dot(B[i], x, m);
+      }
+    })",
+                     {rowPointers("A", 0, false),
+                      {"x", 1, false},
+                      rowPointers("B", 2, true),
+                      {"y", 3, true}});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source,
+                       "B[i * fpm_rowlen_B + j] = B[i * fpm_rowlen_B + j] * "
+                       "2 + A[i * fpm_rowlen_A + j];"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source,
+                       "static double fpm_f_rowdot(__global double *M, const "
+                       "long fpm_rowlen_M, int i, __global const double *v, "
+                       "int m) {\n"
+                       "  return fpm_f_dot((M + i * fpm_rowlen_M), v, m) + "
+                       "M[i * fpm_rowlen_M + 0];"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source,
+                       "y[i] = fpm_f_rowdot(A, fpm_rowlen_A, i, x, m) + "
+                       "fpm_f_dot((B + i * fpm_rowlen_B), x, m);"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "__global const double *A, __global const "
+                                   "double *x, __global double *B, __global "
+                                   "double *y, const long fpm_rowlen_B, const "
+                                   "long fpm_rowlen_A, const ulong fpm_end"))
+      << Out.Source;
+  // Each row length is the one the runtime packs that array's section with.
+  std::set<unsigned> Sections;
+  for (const fpm::KernelParam &P : Out.Params)
+    if (P.K == fpm::KernelParam::Kind::RowLength)
+      Sections.insert(P.Section);
+  EXPECT_EQ(Sections, (std::set<unsigned>{0, 2}));
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, RowPointersStayRowsOnTheDevice) {
+  struct Case {
+    const char *What, *Code, *Reason;
+  };
+  for (const Case &C :
+       {Case{"assigned",
+             "void f(int n, int m, double **A, double **B) {\n"
+             "  for (int i = 0; i < n; ++i) { A[i] = B[i]; A[i][0] = 1; }\n"
+             "}\n",
+             "it changes a row pointer of 'A'"},
+        Case{"address taken",
+             "void f(int n, int m, double **A, double **B) {\n"
+             "  for (int i = 0; i < n; ++i) B[i][0] = &A[i] != 0;\n"
+             "}\n",
+             "it takes the address of a row pointer of 'A'"},
+        Case{"a part of it to a helper",
+             "static void g(double **p) { p[0][0] = 1; }\n"
+             "void f(int n, int m, double **A, double **B) {\n"
+             "  for (int i = 0; i < n; ++i) g(&A[i]);\n"
+             "}\n",
+             "it passes 'g' a pointer to pointers ('p') that is not an "
+             "array of row pointers of a data clause"},
+        Case{"to a parameter of another type",
+             "static void g(void *p) { (void)p; }\n"
+             "void f(int n, int m, double **A, double **B) {\n"
+             "  for (int i = 0; i < n; ++i) g(A);\n"
+             "}\n",
+             "whose parameter 'p' is no pointer to pointers"},
+        Case{"a helper naming the array",
+             "double **G;\n"
+             "static double g(int i) { return G[i][0]; }\n"
+             "void f(int n, int m, double **A, double **B) {\n"
+             "  for (int i = 0; i < n; ++i) B[i][0] = g(i);\n"
+             "}\n",
+             "reads 'G', an array of row pointers, by its name"},
+        Case{"the pointer array used as a value",
+             "static double g(double **p) { return p != 0; }\n"
+             "void f(int n, int m, double **A, double **B) {\n"
+             "  for (int i = 0; i < n; ++i) B[i][0] = g(A);\n"
+             "}\n",
+             "uses 'p', an array of row pointers, other than through "
+             "subscripts"}}) {
+    SCOPED_TRACE(C.What);
+    std::vector<fpm::ClauseArray> Arrays = {rowPointers("A", 0, true),
+                                            rowPointers("B", 1, true)};
+    if (contains(C.Code, "double **G"))
+      Arrays.push_back(rowPointers("G", 2, false));
+    Outcome Out = emit(C.Code, Arrays);
+    EXPECT_EQ(Out.Source, "");
+    EXPECT_TRUE(contains(Out.Refusal, C.Reason)) << Out.Refusal;
+  }
 }
 
 TEST(KernelEmitterTest, TypesAreSpelledAsOpenClSpellsThem) {

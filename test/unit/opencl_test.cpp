@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "device/opencl.hpp"
+#include "device/staging.hpp"
 
 #include <gtest/gtest.h>
 
@@ -144,6 +145,39 @@ void expectVectorAdd(const std::vector<int> &c, std::size_t offset,
 }
 
 } // namespace
+
+TEST(StagingAreaTest, ReleasedAreasAreHandedOutAgain) {
+  // A released area serves the next request it holds (no new pages to
+  // fault in); one larger than the pool keeps is freed instead.
+  std::byte *first = nullptr;
+  {
+    const fpm::StagingArea area(1 << 20);
+    first = area.get();
+    first[(1 << 20) - 1] = std::byte{7};
+  }
+  {
+    const fpm::StagingArea smaller((1 << 20) - 4096);
+    EXPECT_EQ(smaller.get(), first);
+    const fpm::StagingArea another(1 << 20);
+    EXPECT_NE(another.get(), first);
+  }
+  const fpm::StagingArea huge(fpm::StagingArea::RetainedBytes + 1);
+  EXPECT_NE(huge.get(), nullptr);
+  // A pool full of small areas makes room for a large one, which serves
+  // the next large request (pages not touched: nothing is faulted in).
+  {
+    std::vector<fpm::StagingArea> small;
+    for (std::size_t b = 0; b <= fpm::StagingArea::RetainedBytes >> 20; ++b)
+      small.emplace_back(1 << 20);
+  }
+  std::byte *large = nullptr;
+  {
+    const fpm::StagingArea area(std::size_t{64} << 20);
+    large = area.get();
+  }
+  const fpm::StagingArea again(std::size_t{64} << 20);
+  EXPECT_EQ(again.get(), large);
+}
 
 TEST(OpenCl, ErrorNames) {
   EXPECT_EQ(errorName(CL_SUCCESS), "CL_SUCCESS");

@@ -251,9 +251,9 @@ TEST(LoopPartTest, RunsExactlyItsPartWithOpenClDevices) {
           x[static_cast<std::size_t>(k)] = static_cast<int>(k);
         std::vector<int> pe(Trips, 0); // 1: a device ran it, 2: the CPU
         fpm_arg args[] = {{FPM_ARG_INOUT, x.data(), sizeof(int), Trips, 0, 1, 1,
-                           0, 0, nullptr, 0, 0},
+                           0, 0, nullptr, 0, 0, 0},
                           {FPM_ARG_OUT, pe.data(), sizeof(int), Trips, 0, 1, 1,
-                           0, 0, nullptr, 0, 0}};
+                           0, 0, nullptr, 0, 0, 0}};
         fpm_kernel kernel{};
         kernel.source = IncrementSource;
         kernel.name = "increment";

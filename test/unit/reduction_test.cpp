@@ -376,11 +376,11 @@ protected:
         {FPM_REDUCE_MAX, FPM_TYPE_INT64, &result.top}};
     fpm_arg args[4] = {{FPM_ARG_IN, x_.data(), sizeof(double),
                         static_cast<std::int64_t>(x_.size()), 0, 1, 1, 0, 0,
-                        nullptr, 0, 0},
+                        nullptr, 0, 0, 0},
                        {FPM_ARG_REDUCTION, nullptr, sizeof(double), 0, 0, 0, 0,
-                        0, 0, nullptr, 0, 0},
+                        0, 0, nullptr, 0, 0, 0},
                        {FPM_ARG_REDUCTION, nullptr, sizeof(long long), 0, 1, 0,
-                        0, 0, 0, nullptr, 0, 0},
+                        0, 0, 0, nullptr, 0, 0, 0},
                        fpm_end_arg()};
     fpm_kernel kernel{};
     kernel.source = end ? SumMaxEndSource : SumMaxSource;
@@ -515,8 +515,8 @@ TEST_F(ReductionOnDevicesTest, AKernelMustPassEveryReductionOnce) {
   double sum = 0;
   const fpm_reduction reduction{FPM_REDUCE_ADD, FPM_TYPE_DOUBLE, &sum};
   std::vector<double> x(64, 1.0);
-  fpm_arg args[1] = {
-      {FPM_ARG_IN, x.data(), sizeof(double), 64, 0, 1, 1, 0, 0, nullptr, 0, 0}};
+  fpm_arg args[1] = {{FPM_ARG_IN, x.data(), sizeof(double), 64, 0, 1, 1, 0, 0,
+                      nullptr, 0, 0, 0}};
   fpm_kernel kernel{};
   kernel.source = SumMaxSource;
   kernel.name = "summax";

@@ -663,6 +663,131 @@ TEST(KernelFitsTest, SectionsOfOneArrayMustShareTheirBuffersStart) {
       << fpm_last_error();
 }
 
+TEST(DescribeSectionsTest, RowPointersCountRows) {
+  // inout(rows[i:1][0:5]) for i = 2..9 over 10 row pointers: rows, the
+  // pointer array as data, and the row length carried.
+  double block[50];
+  double *rows[10];
+  for (int r = 0; r < 10; ++r)
+    rows[r] = block + 5 * r;
+  fpm_section section = sampled(
+      FPM_ARG_INOUT, rows, sizeof(double), 8,
+      [](std::int64_t k) { return k + 2; }, constant);
+  section.row_length = 5;
+  section.extent = 10;
+  fpm_arg arg{};
+  ASSERT_EQ(fpm_describe_sections(nullptr, &arg, &section, 1, 8), 1)
+      << fpm_last_error();
+  EXPECT_EQ(arg.data, static_cast<void *>(rows));
+  EXPECT_EQ(arg.size, sizeof(double));
+  EXPECT_EQ(arg.row_length, 5);
+  EXPECT_EQ(arg.offset, 2);
+  EXPECT_EQ(arg.stride, 1);
+  EXPECT_EQ(arg.count, 1);
+  EXPECT_EQ(arg.length, 10);
+  EXPECT_EQ(arg.origin, 0);
+  EXPECT_EQ(fpm::elementBytes(arg), 5 * sizeof(double));
+  // Below row 0: the device would follow a pointer the array does not have.
+  fpm_section below = sampled(
+      FPM_ARG_IN, rows, sizeof(double), 8, [](std::int64_t k) { return k - 1; },
+      [](std::int64_t) { return 3; });
+  below.row_length = 5;
+  testing::internal::CaptureStderr();
+  fpm_loop loop{};
+  loop.name = "sections.rowptr.below";
+  EXPECT_EQ(fpm_describe_sections(&loop, &arg, &below, 1, 8), 0);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("below row 0"),
+            std::string::npos);
+  // A row length below 0 describes nothing.
+  section.row_length = -1;
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_describe_sections(nullptr, &arg, &section, 1, 8), 0);
+  testing::internal::GetCapturedStderr();
+}
+
+TEST(KernelFitsTest, RowPointersArePackedOneWayPerArray) {
+  double block[64];
+  double *rows[8];
+  for (int r = 0; r < 8; ++r)
+    rows[r] = block + 8 * r;
+  auto section = [&](int kind, std::int64_t stride, std::int64_t length) {
+    fpm_arg arg = array(kind, rows, 8, 0, stride, 1);
+    arg.size = sizeof(double);
+    arg.row_length = length;
+    return arg;
+  };
+  // in(rows[0:8][0:8]) inout(rows[i:1][0:8]): one buffer of 8 x 8.
+  fpm_arg whole = section(FPM_ARG_IN, 0, 8);
+  whole.count = 8;
+  const OneArrayKernel same(whole, {section(FPM_ARG_INOUT, 1, 8)});
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &same.kernel, 8), 1) << fpm_last_error();
+  // Rows of 8 in one section and of 4 in another: two layouts of one buffer.
+  const OneArrayKernel mixed(whole, {section(FPM_ARG_INOUT, 1, 4)});
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &mixed.kernel, 8), 0);
+  testing::internal::GetCapturedStderr();
+  EXPECT_NE(std::string(fpm_last_error()).find("rows of another length"),
+            std::string::npos)
+      << fpm_last_error();
+  // Written rows that share memory (views into one block, 4 apart, taken
+  // as rows of 8): a device would copy each back whole over the next.
+  double *views[8];
+  for (int r = 0; r < 8; ++r)
+    views[r] = block + 4 * r;
+  fpm_arg overlapping = section(FPM_ARG_INOUT, 1, 8);
+  overlapping.data = views;
+  const OneArrayKernel shared(overlapping);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &shared.kernel, 8), 0);
+  testing::internal::GetCapturedStderr();
+  EXPECT_NE(std::string(fpm_last_error()).find("share memory"),
+            std::string::npos)
+      << fpm_last_error();
+  // Read, they may: nothing is copied back.
+  overlapping.kind = FPM_ARG_IN;
+  const OneArrayKernel read(overlapping);
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &read.kernel, 8), 1) << fpm_last_error();
+  // Runs of rows, an origin or a negative length are no rows to follow.
+  for (auto change : {+[](fpm_arg &arg) { arg.rows = 2, arg.pitch = 4; },
+                      +[](fpm_arg &arg) { arg.origin = 1; },
+                      +[](fpm_arg &arg) { arg.row_length = -3; }}) {
+    fpm_arg arg = section(FPM_ARG_IN, 1, 8);
+    arg.length = 4;
+    change(arg);
+    const OneArrayKernel bad(arg);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(fpm_kernel_fits(nullptr, &bad.kernel, 2), 0);
+    testing::internal::GetCapturedStderr();
+  }
+}
+
+TEST(HostRunsTest, RowPointersAreFollowedRowByRow) {
+  // Rectangle: 2 rows of 2 elements, 4 apart, from element 1.
+  const fpm::SectionRect rect{1, 2, 2, 4};
+  double block[8][3];
+  double *rows[8];
+  for (int r = 0; r < 8; ++r)
+    rows[r] = block[7 - r]; // not in address order
+  std::vector<std::pair<void *, std::size_t>> runs;
+  auto record = [&](std::byte *at, std::size_t bytes) {
+    runs.emplace_back(at, bytes);
+  };
+  fpm::forEachHostRun(rows, 3 * sizeof(double), true, rect, record);
+  EXPECT_EQ(runs,
+            (std::vector<std::pair<void *, std::size_t>>{
+                {rows[1], 24}, {rows[2], 24}, {rows[5], 24}, {rows[6], 24}}));
+  // A flat array: one run per row of the rectangle.
+  runs.clear();
+  fpm::forEachHostRun(block, sizeof(double), false, rect, record);
+  EXPECT_EQ(runs, (std::vector<std::pair<void *, std::size_t>>{
+                      {&block[0][1], 16}, {&block[1][2], 16}}));
+  // A null row is an error, never a copy.
+  rows[5] = nullptr;
+  runs.clear();
+  EXPECT_THROW(fpm::forEachHostRun(rows, 24, true, rect, record),
+               std::invalid_argument);
+}
+
 /// The elements of `section`'s iterations [begin, end), one by one.
 std::multiset<std::int64_t> touched(const fpm::ArgSection &section,
                                     std::int64_t begin, std::int64_t end) {
