@@ -65,6 +65,10 @@ struct ClauseArray {
   /// The variable its name finds at the loop, where known: a helper that
   /// names this variable reaches the clause's buffer.
   const clang::VarDecl *Decl = nullptr;
+  /// A written section the same for every iteration (Offload decides): the
+  /// kernel marks each element it writes in a mask (KernelParam::Kind::Mask)
+  /// and a device copies back only the marked ones.
+  bool Masked = false;
 };
 
 /// One parameter of a generated kernel and what the host passes for it.
@@ -84,14 +88,18 @@ struct KernelParam {
                ///< no data clause names: HostExpr names it, and the host
                ///< passes all of it as a shared FPM_ARG_IN (copied once per
                ///< call)
-    End        ///< the end of the launch's range (FPM_ARG_END), a ulong: the
+    End,       ///< the end of the launch's range (FPM_ARG_END), a ulong: the
                ///< work-items past it pad the last work-group
+    Mask       ///< the write mask of data section Section's array
+               ///< (FPM_ARG_MASK), a `__global uchar *`; HostExpr is the size
+               ///< of the elements the kernel writes, which each byte stands
+               ///< for
   };
   Kind K = Kind::Scalar;
-  /// Scalar, Whole: the host's variable; Extent: the expression the host
-  /// computes.
+  /// Scalar, Whole: the host's variable; Extent, Mask: the expression the
+  /// host computes.
   std::string HostExpr;
-  /// Array, Origin: the index of its section in the loop's fpm_args.
+  /// Array, Origin, Mask: the index of its section in the loop's fpm_args.
   unsigned Section = 0;
   /// Extent: the parameter's name in the kernel. Whole: the clause that
   /// would copy the same (`in(ce[0:5])`), for messages.
