@@ -635,8 +635,8 @@ struct WorkloadOptions {
   int matmulSize = 1280;
   int stencilRows = 8192;
   int stencilColumns = 4096;
-  /// "matmul" or "stencil" (fpm-bench-offload: "columns" or "blocks"
-  /// too); empty: every one.
+  /// "matmul" or "stencil" (fpm-bench-offload: "columns", "blocks" or
+  /// "masked" too); empty: every one.
   std::string only;
 };
 
@@ -655,7 +655,8 @@ inline bool parseWorkloadOption(int argc, char **argv, int &i,
              (std::string_view(argv[i + 1]) == "matmul" ||
               std::string_view(argv[i + 1]) == "stencil" ||
               std::string_view(argv[i + 1]) == "columns" ||
-              std::string_view(argv[i + 1]) == "blocks")) {
+              std::string_view(argv[i + 1]) == "blocks" ||
+              std::string_view(argv[i + 1]) == "masked")) {
     options.only = argv[++i];
   } else if (arg == "--matmul" && hasValue) {
     options.matmulSize = std::max(64, std::atoi(argv[++i]));
