@@ -30,22 +30,25 @@ void fpm_bench_covariance(int copy, int m, int n, const double *data,
   double(*cov)[n] = (double(*)[n])out;
   if (copy == 0) {
 #pragma fpm partition name(offload.masked.gpu) devices(gpu)                    \
-    in(d[0 : m][0 : n]) out(cov[0 : n][0 : n])
+    in(d[0 : m][0 : n]),                                                       \
+    out(cov[0 : n][0 : n])
     for (int64_t i = first; i < last; ++i)
       COVARIANCE_ROW(cov[j][i] = cov[i][j];)
   } else if (copy == 1) {
 #pragma fpm partition name(offload.masked.cpu) devices(cpu)                    \
-    in(d[0 : m][0 : n]) out(cov[0 : n][0 : n])
+    in(d[0 : m][0 : n]),                                                       \
+    out(cov[0 : n][0 : n])
     for (int64_t i = first; i < last; ++i)
       COVARIANCE_ROW(cov[j][i] = cov[i][j];)
   } else if (copy == 2) {
-#pragma fpm partition name(offload.masked.all) in(d[0 : m][0 : n])             \
+#pragma fpm partition name(offload.masked.all) in(d[0 : m][0 : n]),            \
     out(cov[0 : n][0 : n])
     for (int64_t i = first; i < last; ++i)
       COVARIANCE_ROW(cov[j][i] = cov[i][j];)
   } else {
 #pragma fpm partition name(offload.masked.rows) devices(gpu)                   \
-    in(d[0 : m][0 : n]) inout(cov[i : 1][0 : n])
+    in(d[0 : m][0 : n]),                                                       \
+    inout(cov[i : 1][0 : n])
     for (int64_t i = first; i < last; ++i)
       COVARIANCE_ROW()
   }
