@@ -1193,6 +1193,48 @@ TEST_F(CoexecKernelTest, CxxKernelFromSource) {
   }
 }
 
+TEST_F(CoexecKernelTest, CxxKernelWithAWriteMask) {
+  // Kernel::mask(): the mask of the array before it. Iteration k writes
+  // v[7k mod n] and marks it; the kernel's unmarked write past n stays on
+  // the device.
+  const std::int64_t n = 1031;
+  std::vector<int> v(static_cast<std::size_t>(2 * n));
+  const auto kernel = fpm::Kernel::fromSource(R"(
+__kernel void scatter(__global int *v, __global uchar *m, const long n,
+                      const ulong end) {
+  const size_t k = get_global_id(0);
+  if (k >= end)
+    return;
+  const size_t p = (k * 7) % n;
+  v[p] = (int)k;
+  m[p] = 1;
+  v[n + k] = -1;
+}
+)",
+                                              "scatter")
+                          .out(v.data(), 2 * n, fpm::Section{})
+                          .mask()
+                          .scalar(n)
+                          .end();
+  for (const char *devices : {"gpu", "all"}) {
+    SCOPED_TRACE(devices);
+    const ScopedEnv selection("FPM_DEVICES", devices);
+    std::fill(v.begin(), v.end(), -7);
+    fpm::parallelFor(
+        namedLoop(("coexec.cxx.mask." + std::string(devices)).c_str(), "gss"),
+        n, kernel, [&](std::int64_t begin, std::int64_t end) {
+          for (std::int64_t k = begin; k < end; ++k)
+            v[static_cast<std::size_t>(k * 7 % n)] = static_cast<int>(k);
+        });
+    for (std::int64_t k = 0; k < n; ++k) {
+      ASSERT_EQ(v[static_cast<std::size_t>(k * 7 % n)], k) << "k = " << k;
+      ASSERT_EQ(v[static_cast<std::size_t>(n + k)], -7) << "k = " << k;
+    }
+  }
+  EXPECT_THROW(fpm::Kernel::fromSource("", "k").scalar(1).mask(),
+               std::invalid_argument);
+}
+
 TEST_F(CoexecKernelTest, CxxKernelFromFile) {
   TempDir directory;
   ASSERT_FALSE(directory.path().empty());
