@@ -415,11 +415,16 @@ void emitKernel(llvm::raw_ostream &OS, const LoopModel &L, const std::string &S,
     case KernelParam::Kind::Extent:
       Scalar(P.Name + S);
       break;
-    case KernelParam::Kind::Origin: {
+    case KernelParam::Kind::Origin:
+    case KernelParam::Kind::Mask: {
       auto Array = llvm::find_if(K.Params, [&](const KernelParam &Q) {
         return Q.K == KernelParam::Kind::Array && Q.Section == P.Section;
       });
-      OS << "fpm_origin_arg(" << Array - K.Params.begin() << ");\n";
+      if (P.K == KernelParam::Kind::Origin)
+        OS << "fpm_origin_arg(" << Array - K.Params.begin() << ");\n";
+      else
+        OS << "fpm_mask_arg(" << Array - K.Params.begin() << ", " << P.HostExpr
+           << "); /* its writes merge through a mask */\n";
       break;
     }
     case KernelParam::Kind::Whole: {

@@ -354,6 +354,13 @@ private:
   std::string passGlobal(const VarDecl *VD, SourceLocation Loc,
                          StringRef Callee);
   void checkWrite(const Expr *Target, SourceLocation Loc);
+  bool isMasked(StringRef Array) const {
+    return llvm::any_of(Request.Arrays, [&](const ClauseArray &A) {
+      return A.Masked && A.Name == Array;
+    });
+  }
+  const VarDecl *maskedRoot(const Expr *Pointer, bool ThroughDeref) const;
+  void printMarked(const Expr *Target, const VarDecl *Array, raw_ostream &OS);
   std::string reads(const VarDecl *VD) const;
   std::string scalarName(const VarDecl *VD);
   void checkClauseName(const DeclRefExpr *DRE, const VarDecl *VD);
@@ -776,6 +783,43 @@ void KernelPrinter::checkWrite(const Expr *Target, SourceLocation Loc) {
     refuse(Loc, "it writes the array '" + VD->getName() +
                     "', which no data clause names (add it to out(...) or "
                     "inout(...))");
+}
+
+/// The array of a data clause whose writes a device merges through a write
+/// mask (ClauseArray::Masked) that Pointer, in the body, is rooted in; null
+/// for any other, and in a helper, which reaches such an array only through
+/// a parameter to const (printCall) or as a global it may not write.
+const VarDecl *KernelPrinter::maskedRoot(const Expr *Pointer,
+                                         bool ThroughDeref) const {
+  if (Current.Fn)
+    return nullptr;
+  const auto *DRE = rootRef(Pointer, ThroughDeref);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  return VD && clauseArray(VD) && isMasked(VD->getName()) ? VD : nullptr;
+}
+
+/// Target, a write to an element of Array, a masked array, as the element
+/// marked in the array's mask: `(*fpm_mark_a(&(a[k]), fpm_mask_a, a))`, an
+/// lvalue for every assignment, compound assignment, `++` and `--`. The
+/// mask marks whole elements, so that a write to part of one (a member of
+/// a struct element) is refused: another PE may write the rest of it.
+void KernelPrinter::printMarked(const Expr *Target, const VarDecl *Array,
+                                raw_ostream &OS) {
+  const Expr *Element = Target->IgnoreParens();
+  const auto *Deref = dyn_cast<UnaryOperator>(Element);
+  ArrayShape Shape = shapeOf(Array, Target->getExprLoc());
+  if ((!isa<ArraySubscriptExpr>(Element) &&
+       (!Deref || Deref->getOpcode() != UO_Deref)) ||
+      !Ctx.hasSameUnqualifiedType(Element->getType(), Shape.Element))
+    refuse(Target->getExprLoc(),
+           "it writes part of an element of '" + Array->getName() +
+               "', whose writes a device merges through a write mask that "
+               "marks whole elements, and another PE may write the rest of "
+               "the element (assign the element whole)");
+  std::string Name = kernelName(Array);
+  OS << "(*fpm_mark_" << Name << "(&(";
+  printExpr(Target, OS);
+  OS << "), fpm_mask_" << Name << ", " << Name << "))";
 }
 
 /// The kernel's name of the host's variable VD: its own, or for one the body
@@ -1421,6 +1465,32 @@ void KernelPrinter::printCall(const CallExpr *Call, raw_ostream &OS) {
                    "' is no pointer to const: a device gets the globals a "
                    "loop reads, never those it writes (name it in "
                    "inout(...) in the pragma, or make the parameter const)");
+      // A helper's writes go unmarked: none may reach a masked array,
+      // through a pointer to it or one that was const before.
+      if (!Param->getType()->getPointeeType().isConstQualified()) {
+        if (const VarDecl *Masked = maskedRoot(Call->getArg(I), false))
+          refuse(Call->getArg(I)->getExprLoc(),
+                 "it passes '" + Masked->getName() + "' to '" + Name +
+                     "', whose parameter '" + Param->getName() +
+                     "' is no pointer to const: a device merges the writes "
+                     "to '" +
+                     Masked->getName() +
+                     "' through a write mask, which fpm marks at the "
+                     "loop's own writes only (write its elements in the "
+                     "loop's body, or make the parameter const if '" +
+                     Name + "' only reads them)");
+        QualType ArgType = Call->getArg(I)->IgnoreParenImpCasts()->getType();
+        if (Current.Fn && ArgType->isPointerType() &&
+            ArgType->getPointeeType().isConstQualified() &&
+            llvm::any_of(Request.Arrays,
+                         [](const ClauseArray &A) { return A.Masked; }))
+          refuse(Call->getArg(I)->getExprLoc(),
+                 "it passes a pointer to const to '" + Name +
+                     "', whose parameter '" + Param->getName() +
+                     "' is no pointer to const: it may write an array whose "
+                     "writes a device merges through a write mask, which "
+                     "fpm marks at the loop's own writes only");
+      }
       Spaces.push_back(*S);
       Signature += *S == Space::Global ? "g" : "p";
     }
@@ -1516,11 +1586,6 @@ bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
     printDeclRef(DRE, OS);
     return true;
   }
-  if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->isAssignmentOp())
-    checkWrite(BO->getLHS(), Loc);
-  if (const auto *UO = dyn_cast<UnaryOperator>(E);
-      UO && UO->isIncrementDecrementOp())
-    checkWrite(UO->getSubExpr(), Loc);
   // A device has an array of row pointers' rows, packed, not the pointers.
   const Expr *RowTarget = nullptr;
   if (const auto *BO = dyn_cast<BinaryOperator>(E); BO && BO->isAssignmentOp())
@@ -1538,6 +1603,29 @@ bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
                             : "changes") +
             " a row pointer of '" + Rows->getName() +
             "': a device gets its rows packed, not their pointers");
+  if (const auto *BO = dyn_cast<BinaryOperator>(E);
+      BO && BO->isAssignmentOp()) {
+    checkWrite(BO->getLHS(), Loc);
+    if (const VarDecl *Masked = maskedRoot(BO->getLHS(), true)) {
+      printMarked(BO->getLHS(), Masked, OS);
+      OS << " " << BO->getOpcodeStr() << " ";
+      printExpr(BO->getRHS(), OS);
+      return true;
+    }
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(E);
+      UO && UO->isIncrementDecrementOp()) {
+    checkWrite(UO->getSubExpr(), Loc);
+    if (const VarDecl *Masked = maskedRoot(UO->getSubExpr(), true)) {
+      StringRef Op = UnaryOperator::getOpcodeStr(UO->getOpcode());
+      if (UO->isPrefix())
+        OS << Op;
+      printMarked(UO->getSubExpr(), Masked, OS);
+      if (UO->isPostfix())
+        OS << Op;
+      return true;
+    }
+  }
   if (const auto *ASE = dyn_cast<ArraySubscriptExpr>(E))
     return printSubscript(ASE, OS);
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
@@ -1548,7 +1636,10 @@ bool KernelPrinter::print(Stmt *S, raw_ostream &OS) {
         (Method->isCopyAssignmentOperator() ||
          Method->isMoveAssignmentOperator())) {
       checkWrite(Op->getArg(0), Loc);
-      printExpr(Op->getArg(0), OS);
+      if (const VarDecl *Masked = maskedRoot(Op->getArg(0), true))
+        printMarked(Op->getArg(0), Masked, OS);
+      else
+        printExpr(Op->getArg(0), OS);
       OS << " = ";
       printValue(Op->getArg(1), Op->getArg(0)->getType(), OS);
       return true;
@@ -2204,6 +2295,8 @@ GeneratedKernel KernelPrinter::run() {
   // in the order of the data clauses (each with its origin, where it takes
   // one), the global arrays copied whole, the variable extents.
   std::string OriginMoves;
+  /// The functions that mark the elements a masked array's writes reach.
+  std::string MarkHelpers;
   std::string Params = "const " + VarType + " fpm_lower, const long fpm_step";
   K.Params.push_back({KernelParam::Kind::Lower, "", 0, "", "", {}});
   K.Params.push_back({KernelParam::Kind::Step, "", 0, "", "", {}});
@@ -2248,6 +2341,12 @@ GeneratedKernel KernelPrinter::run() {
     K.Params.push_back({KernelParam::Kind::Array, A.Name, A.Index, "", "", {}});
     if (!First)
       continue;
+    // The origin counts the runtime's elements: whole rows of the first
+    // dimension, unless the section is described by scalars.
+    std::string Rows;
+    if (!A.ScalarUnits)
+      for (const std::string &Extent : Shape.Extents)
+        Rows += " * " + Extent;
     if (A.Origin) {
       // Its buffer starts at the section's lowest element: element 0 is
       // fpm_origin_<name> elements further.
@@ -2255,13 +2354,32 @@ GeneratedKernel KernelPrinter::run() {
       Params += ", const long " + Origin;
       K.Params.push_back(
           {KernelParam::Kind::Origin, A.Name, A.Index, "", "", {}});
-      // The origin counts the runtime's elements: whole rows of the first
-      // dimension, unless the section is described by scalars.
-      std::string Rows;
-      if (!A.ScalarUnits)
-        for (const std::string &Extent : Shape.Extents)
-          Rows += " * " + Extent;
       OriginMoves += "  " + kernelName(VD) + " += " + Origin + Rows + ";\n";
+    }
+    auto Masked =
+        llvm::find_if(Sections, [](const ClauseArray &B) { return B.Masked; });
+    if (Masked != Sections.end()) {
+      // Its write mask: a byte per element, at the element's index from
+      // the pointer the body indexes (moved by the origin as it is).
+      std::string Mask = "fpm_mask_" + kernelName(VD);
+      Params += ", __global uchar *" + Mask;
+      KernelParam P;
+      P.K = KernelParam::Kind::Mask;
+      P.Section = Masked->Index;
+      P.HostExpr = "sizeof(" + A.Name;
+      for (size_t I = 0; I <= Shape.Extents.size(); ++I)
+        P.HostExpr += "[0]";
+      P.HostExpr += ")";
+      K.Params.push_back(P);
+      if (A.Origin)
+        OriginMoves +=
+            "  " + Mask + " += fpm_origin_" + kernelName(VD) + Rows + ";\n";
+      std::string T =
+          "__global " +
+          type(Shape.Element.getUnqualifiedType(), VD->getLocation()) + " *";
+      MarkHelpers += "static " + T + "fpm_mark_" + kernelName(VD) + "(" + T +
+                     "p, __global uchar *m, " + T +
+                     "b) {\n  m[p - b] = 1;\n  return p;\n}\n";
     }
   }
   for (const VarDecl *VD : WholeArrays) {
@@ -2344,7 +2462,7 @@ GeneratedKernel KernelPrinter::run() {
        << Types;
   for (const std::string &P : Prelude)
     OS << P;
-  OS << Helpers;
+  OS << Helpers << MarkHelpers;
   OS << "__kernel void " << K.Name << "(" << Params << ") {\n";
   OS << Padding << OriginMoves;
   OS << "  const " << VarType << " " << kernelName(Var) << " = (" << VarType

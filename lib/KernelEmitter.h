@@ -70,6 +70,10 @@ struct ClauseArray {
   /// the kernel indexes it as a flat matrix with that length
   /// (KernelParam::Kind::RowLength).
   bool RowPointers = false;
+  /// A written section the same for every iteration (Offload decides): the
+  /// kernel marks each element it writes in a mask (KernelParam::Kind::Mask)
+  /// and a device copies back only the marked ones.
+  bool Masked = false;
 };
 
 /// One parameter of a generated kernel and what the host passes for it.
@@ -91,14 +95,18 @@ struct KernelParam {
                ///< call)
     End,       ///< the end of the launch's range (FPM_ARG_END), a ulong: the
                ///< work-items past it pad the last work-group
-    RowLength  ///< the row length of data section Section's array of row
+    RowLength, ///< the row length of data section Section's array of row
                ///< pointers, as the runtime packs its rows (a long)
+    Mask       ///< the write mask of data section Section's array
+               ///< (FPM_ARG_MASK), a `__global uchar *`; HostExpr is the size
+               ///< of the elements the kernel writes, which each byte stands
+               ///< for
   };
   Kind K = Kind::Scalar;
-  /// Scalar, Whole: the host's variable; Extent: the expression the host
-  /// computes.
+  /// Scalar, Whole: the host's variable; Extent, Mask: the expression the
+  /// host computes.
   std::string HostExpr;
-  /// Array, Origin, RowLength: the index of its section in the loop's
+  /// Array, Origin, RowLength, Mask: the index of its section in the loop's
   /// fpm_args.
   unsigned Section = 0;
   /// Extent: the parameter's name in the kernel. Whole: the clause that

@@ -115,7 +115,12 @@ void copyInPartialOuts(ASTContext &Ctx, const LoopModel &L,
       continue;
     size_t Out = Param.Section - P.In.size();
     const DataSection &Section = P.Out[Out];
-    if (Section.Dims != 1 || Covers[Out].Whole)
+    // A masked array goes to a device whole and comes back element by
+    // element written.
+    bool Masked = llvm::any_of(Kernel.Params, [&](const KernelParam &Q) {
+      return Q.K == KernelParam::Kind::Mask && Q.Section == Param.Section;
+    });
+    if (Section.Dims != 1 || Covers[Out].Whole || Masked)
       continue;
     Param.CopyIn = true;
     if (Remarks)
@@ -332,6 +337,13 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
 
   // The arrays of the data clauses, in the order of the loop's fpm_args.
   llvm::SmallVector<ClauseArray, 4> Arrays;
+  // The written sections the same for every iteration, each with what
+  // shows it: a device merges their writes through a write mask.
+  struct MaskedSection {
+    size_t Index;
+    std::string Why;
+  };
+  llvm::SmallVector<MaskedSection, 2> Masked;
   unsigned Index = 0;
   for (const auto *Sections : {&P.In, &P.Out, &P.InOut})
     for (const DataSection &Section : *Sections) {
@@ -402,18 +414,29 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
                   "constant extent there), those before it one index "
                   "each but for one block, and every bound affine in " +
                   Var + " with lengths that do not change");
-        if (!Shape.LowerMoves)
-          return Refuse(
-              Section.Loc,
-              Section.Dims == 1
-                  ? Named + " is the same for every iteration (" + Var +
-                        " is not in its lower bound): a device copies a "
-                        "written section back whole, so two PEs would each "
-                        "copy back the elements the other wrote"
-                  : Named + " takes the same elements of '" + Section.Array +
-                        "' at every iteration (" + Var +
-                        " is in none of its lower bounds): two PEs would "
-                        "each copy back the elements the other wrote");
+        if (!Shape.LowerMoves) {
+          // Iterations write elements scattered over it (`cov[i][j]` and
+          // `cov[j][i]`, a triangle, a CSR row): a generated kernel marks
+          // each element it writes, and a device copies back those only,
+          // into one block of memory.
+          if (Array.RowPointers)
+            return Refuse(Section.Loc,
+                          Named + " takes the same rows at every iteration (" +
+                              Var +
+                              " is not in its first lower bound): a device "
+                              "merges such writes through a write mask into "
+                              "one block of memory, not through row "
+                              "pointers");
+          Array.Masked = true;
+          Masked.push_back(
+              {I - 1, Section.Dims == 1
+                          ? Named + " is the same for every iteration (" + Var +
+                                " is not in its lower bound)"
+                          : Named + " takes the same elements of '" +
+                                Section.Array + "' at every iteration (" + Var +
+                                " is in none of its lower bounds)"});
+          continue;
+        }
         std::optional<std::pair<IntPoly, int64_t>> Linear =
             Shape.Lower ? Shape.Lower->splitLinear(L.Loop.Var) : std::nullopt;
         std::optional<int64_t> Length =
@@ -457,6 +480,23 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
                           "'): a device packs the rows of one array one way; "
                           "give every section of it the same '[0:m]'");
   }
+  // A masked array's copy back is of what the device marked; another
+  // written section of it would be copied back whole, over what other PEs
+  // wrote.
+  for (const MaskedSection &M : Masked)
+    for (const ClauseArray &B : Arrays)
+      if (B.Index != M.Index && B.Written && B.Name == Arrays[M.Index].Name) {
+        const DataSection &Section = sectionAt(P, B.Index);
+        return Refuse(Section.Loc,
+                      M.Why +
+                          ", so a device merges what iterations write "
+                          "into it through a write mask, and its written "
+                          "section '" +
+                          Section.Text +
+                          "' would be copied back whole over what other PEs "
+                          "wrote: name '" +
+                          B.Name + "' in one written section");
+      }
 
   // An array named in several sections gets one device buffer, which
   // starts at its element 0 (the runtime shares it between arguments of the
@@ -482,6 +522,14 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
                                "have");
 
   if (!P.KernelName.empty()) {
+    if (!Masked.empty())
+      return Refuse(sectionAt(P, Masked.front().Index).Loc,
+                    Masked.front().Why +
+                        ": a device copies a written section back whole, "
+                        "so two PEs would each copy back the elements the "
+                        "other wrote (a kernel generated from the body marks "
+                        "the elements it writes and merges them; a kernel of "
+                        "your own cannot)");
     // The user's kernel: its parameters are the clause's arguments.
     GeneratedKernel Kernel;
     Kernel.Name = P.KernelName;
@@ -572,6 +620,15 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
                "'%0' is copied whole to OpenCL devices, once per call, as "
                "'%1': the loop reads it and no data clause names it")
             << StringRef(Param.HostExpr).ltrim(':') << Param.Name;
+    for (const MaskedSection &M : Masked) {
+      const DataSection &Section = sectionAt(P, M.Index);
+      report(Diags, Section.Loc, Level::Remark,
+             "writes to '%0' are merged through a write mask: %1, so an "
+             "OpenCL device gets all of it once per call, marks each element "
+             "its iterations write, and copies back after each range only "
+             "the marked elements")
+          << Section.Array << M.Why;
+    }
   }
   copyInPartialOuts(Ctx, L, Concrete, Kernel, Remarks);
   L.Kernel = std::move(Kernel);

@@ -90,8 +90,12 @@ enum fpm_arg_kind {
   FPM_ARG_ORIGIN = 6,    /* kernels only: a long, the `origin` of the array
                             of argument `offset`: where its element 0 is in
                             the buffer the kernel gets (fpm_origin_arg) */
-  FPM_ARG_END = 7        /* kernels only: a ulong, the end of the launch's
+  FPM_ARG_END = 7,       /* kernels only: a ulong, the end of the launch's
                             range of logical iterations (fpm_end_arg) */
+  FPM_ARG_MASK = 8       /* kernels only: the write mask of the array of
+                            argument `offset` (fpm_mask_arg), a __global
+                            uchar pointer with one byte per `size` bytes of
+                            the array's buffer */
 };
 
 typedef struct fpm_arg {
@@ -184,7 +188,8 @@ int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count, fpm_body_fn body,
  * device; only the sections a chunk touches are copied in and out). Its
  * arguments are fpm_args in the kernel's parameter order; for a kernel of
  * more than one iteration, a written section must move with k
- * (|stride| >= count > 0). Shared (stride 0) inputs are copied to each
+ * (|stride| >= count > 0), unless the kernel takes its write mask
+ * (FPM_ARG_MASK, below). Shared (stride 0) inputs are copied to each
  * device once per loop call.
  */
 
@@ -208,6 +213,19 @@ fpm_arg fpm_origin_arg(int array);
    one work-item. (OpenCL implementations such as PoCL compile a kernel
    again for every work-group size it is launched with.) */
 fpm_arg fpm_end_arg(void);
+
+/* A FPM_ARG_MASK argument: the write mask of kernel argument `array`, a
+   written section the same for every iteration (stride 0: iterations write
+   elements scattered over it, `cov[i][j]` and `cov[j][i]`), with one byte
+   per `unit` bytes of its buffer (the size of the scalar elements the
+   kernel writes; `unit` divides the array's element size). A device gets
+   all of the section once per call, and each range a mask of zeros; the
+   kernel sets the byte of every element it writes (`m[p - a] = 1`, p the
+   element, a the array's pointer, moved by its origin as the array is),
+   and after the range only the elements whose byte is set are copied back:
+   the CPU's writes and other ranges' are never overwritten. The iterations
+   must write disjoint elements, as a DOALL loop's do. */
+fpm_arg fpm_mask_arg(int array, size_t unit);
 
 /* The OpenCL side of a loop. Zero-initialise, then set fields. */
 typedef struct fpm_kernel {

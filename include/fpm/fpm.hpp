@@ -192,6 +192,25 @@ public:
     return *this;
   }
 
+  /// The write mask of the array argument added last (FPM_ARG_MASK,
+  /// fpm_mask_arg), one byte per element of it: its section (written, the
+  /// same for every iteration: `Section{}`, all of it) goes to a device
+  /// whole, and the kernel stores 1 at `mask[p - a]` for each element p of
+  /// a it writes; only those come back.
+  Kernel &mask() {
+    for (std::size_t i = args_.size(); i-- > 0;)
+      if (args_[i].kind == FPM_ARG_IN || args_[i].kind == FPM_ARG_OUT ||
+          args_[i].kind == FPM_ARG_INOUT) {
+        Arg arg;
+        arg.kind = FPM_ARG_MASK;
+        arg.bytes = args_[i].bytes;
+        arg.section.offset = static_cast<std::int64_t>(i);
+        args_.push_back(std::move(arg));
+        return *this;
+      }
+    throw std::invalid_argument("fpm::Kernel::mask(): no array before it");
+  }
+
   /// Calls `use(const fpm_kernel &)` with the C description, valid during
   /// the call.
   template <class Use> decltype(auto) withDescription(Use &&use) const {

@@ -345,6 +345,14 @@ extern "C" fpm_arg fpm_origin_arg(int array) {
   return arg;
 }
 
+extern "C" fpm_arg fpm_mask_arg(int array, size_t unit) {
+  fpm_arg arg{};
+  arg.kind = FPM_ARG_MASK;
+  arg.offset = array;
+  arg.size = unit;
+  return arg;
+}
+
 extern "C" fpm_arg fpm_end_arg(void) {
   fpm_arg arg{};
   arg.kind = FPM_ARG_END;

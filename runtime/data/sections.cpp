@@ -134,6 +134,8 @@ KernelArg::Kind kindOf(int kind, const std::string &where) {
     return KernelArg::Kind::Origin;
   case FPM_ARG_END:
     return KernelArg::Kind::End;
+  case FPM_ARG_MASK:
+    return KernelArg::Kind::Mask;
   default:
     throw std::invalid_argument(where + "unknown kind " + std::to_string(kind));
   }
@@ -240,12 +242,28 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
                               : what + ", argument " + std::to_string(a)) +
            ": ";
   };
+  // The arrays whose kernel marks what it writes: the mask arguments come
+  // after them, and a masked section may stay the same for every iteration.
+  std::vector<bool> masked(static_cast<std::size_t>(kernel.arg_count), false);
+  for (int a = 0; a < kernel.arg_count; ++a)
+    if (const fpm_arg &in = kernel.args[a]; in.kind == FPM_ARG_MASK &&
+                                            in.offset >= 0 &&
+                                            in.offset < kernel.arg_count)
+      masked[static_cast<std::size_t>(in.offset)] = true;
   for (int a = 0; a < kernel.arg_count; ++a) {
     const fpm_arg &in = kernel.args[a];
     KernelArg arg;
     arg.kind = kindOf(in.kind, where(a));
     arg.data = in.data;
     arg.size = in.size;
+    if (arg.kind == KernelArg::Kind::Mask) {
+      // Its array comes first: checked below.
+      arg.offset = in.offset;
+      if (arg.size == 0)
+        throw std::invalid_argument(where(a) + "a mask's unit is 0 bytes");
+      spec.args.push_back(arg);
+      continue;
+    }
     if (arg.kind == KernelArg::Kind::Origin) {
       // Its array may come later: checked below, its value taken there.
       arg.offset = in.offset;
@@ -306,13 +324,25 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
             std::to_string(last - arg.origin - 1) + ")");
       // What a device's copies add: each iteration's written elements are
       // its own, so that chunks on different PEs never write the same. One
-      // iteration has no neighbour to meet.
-      if (arg.writes() && arg.stride == 0 && tripCount > 1)
+      // iteration has no neighbour to meet. A masked section is the same
+      // for every iteration, and a device copies back only what it wrote.
+      const bool masks = masked[static_cast<std::size_t>(a)];
+      if (masks && (!arg.writes() || arg.stride != 0))
+        throw std::invalid_argument(
+            where(a) + "a write mask goes with a written section that is "
+                       "the same for every iteration (stride 0)");
+      // The merge writes the marked elements into one block of memory.
+      if (masks && arg.rowPointers())
+        throw std::invalid_argument(
+            where(a) + "a write mask cannot go with an array of row "
+                       "pointers: the merge writes one block of elements");
+      if (arg.writes() && arg.stride == 0 && tripCount > 1 && !masks)
         throw std::invalid_argument(
             where(a) + "a written section must move with the iteration: with "
                        "the same section for every iteration, two PEs would "
-                       "each copy back all of it");
-      if (arg.writes() && iterationsOverlap(section, tripCount))
+                       "each copy back all of it (unless the kernel marks "
+                       "what it writes in a mask, FPM_ARG_MASK)");
+      if (arg.writes() && !masks && iterationsOverlap(section, tripCount))
         throw std::invalid_argument(
             where(a) +
             (arg.rows > 1 ? "written sections of different iterations overlap "
@@ -376,6 +406,46 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
             "one array one buffer");
     }
   }
+  // Masks: each names a masked array (checked above) whose elements its
+  // unit divides, once; and no other written section shares that array's
+  // buffer, whose copy back would overwrite what other PEs wrote.
+  for (std::size_t a = 0; a < spec.args.size(); ++a) {
+    const KernelArg &mask = spec.args[a];
+    if (mask.kind != KernelArg::Kind::Mask)
+      continue;
+    if (mask.offset < 0 || mask.offset >= std::ssize(spec.args) ||
+        !spec.args[static_cast<std::size_t>(mask.offset)].isArray())
+      throw std::invalid_argument(
+          where(static_cast<int>(a)) + "the write mask of argument " +
+          std::to_string(mask.offset) + ", which is no array");
+    KernelArg &array = spec.args[static_cast<std::size_t>(mask.offset)];
+    if (array.mask)
+      throw std::invalid_argument(where(static_cast<int>(a)) +
+                                  "a second write mask of argument " +
+                                  std::to_string(mask.offset));
+    if (array.size % mask.size != 0)
+      throw std::invalid_argument(
+          where(static_cast<int>(a)) + "a mask byte per " +
+          std::to_string(mask.size) + " bytes does not divide the " +
+          std::to_string(array.size) + "-byte elements of argument " +
+          std::to_string(mask.offset));
+    array.mask = a;
+  }
+  for (std::size_t a = 0; a < spec.args.size(); ++a) {
+    const KernelArg &arg = spec.args[a];
+    if (!arg.mask)
+      continue;
+    for (std::size_t b = 0; b < spec.args.size(); ++b)
+      if (b != a && spec.args[b].isArray() && spec.args[b].writes() &&
+          spec.args[b].buffer == arg.buffer)
+        throw std::invalid_argument(
+            where(static_cast<int>(b)) +
+            "another written section of the array whose writes argument " +
+            std::to_string(a) +
+            " merges through a write mask: a device would copy it back "
+            "over what other PEs wrote (name the array in one written "
+            "section)");
+  }
   // Origins: each names an array, and an array whose element 0 is not its
   // buffer's first needs one (a kernel without one would index it from the
   // buffer's start: every element off by the origin).
@@ -404,6 +474,34 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
           "no FPM_ARG_ORIGIN argument that says where element 0 is in it");
   }
   return spec;
+}
+
+void mergeMasked(std::span<const SectionRect> rects, std::size_t size,
+                 std::size_t unit, std::span<const std::uint8_t> mask,
+                 const std::byte *staging, std::byte *host) {
+  for (const SectionRect &rect : rects) {
+    const std::size_t units =
+        static_cast<std::size_t>(rect.width) * size / unit;
+    for (std::int64_t r = 0; r < rect.rows; ++r) {
+      const std::size_t start =
+          static_cast<std::size_t>(rect.first + r * rect.pitch) * size;
+      const std::uint8_t *marks = mask.data() + start / unit;
+      // Runs of marked elements, each one copy.
+      for (std::size_t u = 0; u < units;) {
+        if (!marks[u]) {
+          ++u;
+          continue;
+        }
+        std::size_t v = u + 1;
+        while (v < units && marks[v])
+          ++v;
+        std::memcpy(host + start + u * unit, staging + u * unit,
+                    (v - u) * unit);
+        u = v;
+      }
+      staging += units * unit;
+    }
+  }
 }
 
 std::pair<std::int64_t, std::int64_t>

@@ -126,14 +126,24 @@ std::vector<SectionRect> clipRects(std::span<const SectionRect> rects,
 
 /// One kernel argument (fpm_arg), checked.
 struct KernelArg {
-  enum class Kind { Scalar, In, Out, InOut, Local, Reduction, Origin, End };
+  enum class Kind {
+    Scalar,
+    In,
+    Out,
+    InOut,
+    Local,
+    Reduction,
+    Origin,
+    End,
+    Mask
+  };
   Kind kind = Kind::Scalar;
   void *data = nullptr;
   /// Scalar or local bytes; bytes per array element or reduction value.
   std::size_t size = 0;
   std::int64_t length = 0;
   /// A reduction's `offset` is its index in the call's reductions, an
-  /// origin's the index of its array argument.
+  /// origin's and a mask's the index of its array argument.
   std::int64_t offset = 0, stride = 0, count = 0;
   /// The runs of an iteration's section, and their distance (fpm_arg).
   std::int64_t rows = 1, pitch = 0;
@@ -151,6 +161,10 @@ struct KernelArg {
   /// first argument of the same array (the same data: an array named in
   /// several sections, `in(A[0:n]) inout(A[i:1])`).
   std::size_t buffer = 0;
+  /// A written array whose kernel marks what it writes (FPM_ARG_MASK): its
+  /// mask argument, else none. A mask argument's `size` is the bytes one
+  /// byte of the mask stands for.
+  std::optional<std::size_t> mask;
 
   bool isArray() const {
     return kind == Kind::In || kind == Kind::Out || kind == Kind::InOut;
@@ -178,6 +192,16 @@ struct KernelArg {
   }
 };
 
+/// Copies to `host` (a masked array's data) the elements of `section`'s
+/// rectangles whose byte in `mask` is set, from `staging`, where they lie
+/// packed rectangle after rectangle as a download stages them: rectangles
+/// count `size`-byte elements, the mask one byte per `unit` bytes of the
+/// buffer (unit divides size). What a device's range wrote, and nothing
+/// else.
+void mergeMasked(std::span<const SectionRect> rects, std::size_t size,
+                 std::size_t unit, std::span<const std::uint8_t> mask,
+                 const std::byte *staging, std::byte *host);
+
 /// The OpenCL side of a loop (fpm_kernel), checked.
 struct KernelSpec {
   std::string source;
@@ -200,7 +224,9 @@ struct KernelSpec {
 /// different elements are refused. Throws std::invalid_argument naming
 /// the argument (by its clause, when it has one) and the problem: a section
 /// outside its array, a written section that does not move with the iteration
-/// or overlaps the next one's (with more than one iteration), an array whose
+/// (unless the kernel takes its write mask: then it must be the same for
+/// every iteration, and no other written section may share its buffer) or
+/// overlaps the next one's (with more than one iteration), an array whose
 /// element 0 is not its buffer's first and that no origin argument names, an
 /// unreadable file.
 KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount);

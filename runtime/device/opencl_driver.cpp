@@ -137,7 +137,9 @@ std::pair<cl_mem_flags, std::size_t> bufferOf(const KernelSpec &spec,
   bool reads = false, writes = false;
   std::size_t bytes = 0;
   for (const KernelArg &arg : sharers(spec, a)) {
-    reads |= arg.reads();
+    // A masked array goes to the device whole, and its kernel may read
+    // what it updates (`+=`).
+    reads |= arg.reads() || arg.mask;
     writes |= arg.writes();
     bytes = std::max(bytes, arg.arrayBytes());
   }
@@ -159,6 +161,18 @@ bool sharesWithAWriter(const KernelSpec &spec, std::size_t a) {
 struct Staging {
   std::size_t arg = 0;
   StagingArea bytes;
+};
+
+/// One range's write mask of a masked array: zeroed on the device before
+/// the range's kernel, which sets a byte per element it writes, and read
+/// back with the array. A mask per range, not per array: with two ranges
+/// in flight, the second's zeroing must not clear what the first wrote
+/// before the first's mask is read.
+struct RangeMask {
+  std::size_t arg = 0;  ///< the mask argument
+  std::size_t unit = 0; ///< bytes of the array per mask byte
+  opencl::MemRef buffer;
+  std::vector<std::uint8_t> host;
 };
 
 } // namespace
@@ -209,6 +223,7 @@ struct OpenClDriver::Inflight {
   std::vector<Staging> staging;
   /// Gathered rows of row pointers, read by the uploads.
   std::vector<StagingArea> uploadStaging;
+  std::vector<RangeMask> masks;
   std::uint64_t uploadBytes = 0;
   std::uint64_t downloadBytes = 0;
   int number = 0; ///< the device's range count, from 1
@@ -294,7 +309,7 @@ bool OpenClDriver::run(WorkFeed &feed) {
         continue;
       }
       if (arg.kind == KernelArg::Kind::Reduction ||
-          arg.kind == KernelArg::Kind::End)
+          arg.kind == KernelArg::Kind::End || arg.kind == KernelArg::Kind::Mask)
         continue; // set per launch (enqueue)
       if (arg.buffer == a) {
         const auto [flags, bytes] = bufferOf(kernel_, a);
@@ -307,11 +322,15 @@ bool OpenClDriver::run(WorkFeed &feed) {
           "clSetKernelArg");
     }
     // Shared inputs go over once per call, with the first range: a device
-    // that gets none copies nothing.
+    // that gets none copies nothing. So do masked arrays, whole, `out` ones
+    // too (their kernel may read what it wrote, or update it): a device's
+    // ranges write disjoint elements and copy back only those, and an
+    // element another PE writes is one no iteration here reads, so the
+    // buffer needs no fresh copy per range.
     auto uploadShared = [&] {
       for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
         const KernelArg &arg = kernel_.args[a];
-        if (!arg.isArray() || !arg.shared() || !arg.reads())
+        if (!arg.isArray() || !arg.shared() || !(arg.reads() || arg.mask))
           continue;
         std::byte *staging = nullptr;
         if (arg.rowPointers())
@@ -441,6 +460,23 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
   const Launch launches[2] = {
       {begin, bounded ? padded : whole, &groupSize},
       {begin + whole, bounded ? 0 : size - whole, &one}};
+  // Each masked array's mask for this range, zeroed before its kernel (the
+  // compute queue is in order).
+  for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
+    const KernelArg &arg = kernel_.args[a];
+    if (!arg.mask)
+      continue;
+    RangeMask &mask = chunk.masks.emplace_back();
+    mask.arg = *arg.mask;
+    mask.unit = kernel_.args[*arg.mask].size;
+    mask.host.resize(arg.arrayBytes() / mask.unit);
+    mask.buffer = device_.acquireBuffer(CL_MEM_READ_WRITE, mask.host.size());
+    const cl_uchar zero = 0;
+    opencl::check(clEnqueueFillBuffer(device_.computeQueue(), mask.buffer.get(),
+                                      &zero, sizeof zero, 0, mask.host.size(),
+                                      0, nullptr, nullptr),
+                  "clEnqueueFillBuffer");
+  }
   for (const Launch &launch : launches) {
     if (launch.items == 0)
       continue;
@@ -452,6 +488,13 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
         opencl::check(
             clSetKernelArg(kernel, static_cast<cl_uint>(a), sizeof end, &end),
             "clSetKernelArg");
+        continue;
+      }
+      if (arg.kind == KernelArg::Kind::Mask) {
+        const auto mask = std::ranges::find(chunk.masks, a, &RangeMask::arg);
+        opencl::check(clSetKernelArg(kernel, static_cast<cl_uint>(a),
+                                     sizeof(cl_mem), &mask->buffer),
+                      "clSetKernelArg");
         continue;
       }
       if (arg.kind != KernelArg::Kind::Reduction)
@@ -495,14 +538,24 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
     // A read-and-written section lands in a staging area first: a download
     // that fails half way must not leave the caller's input half
     // overwritten for the CPU's rerun. Rows of row pointers too: they are
-    // scattered to their rows from there.
+    // scattered to their rows from there. So is a masked one, of which only
+    // the marked elements reach the caller.
     std::byte *staging = nullptr;
-    if (arg.reads() || arg.rowPointers()) {
+    if (arg.reads() || arg.rowPointers() || arg.mask) {
       chunk.staging.push_back({a, StagingArea(stagedBytes(arg, range, false))});
       staging = chunk.staging.back().bytes.get();
     }
     copySection(device_.downloadQueue(), buffers[a].get(), arg, range, false,
                 staging, after, chunk.downloadBytes, chunk.downloads);
+  }
+  for (RangeMask &mask : chunk.masks) {
+    cl_event read = nullptr;
+    opencl::check(clEnqueueReadBuffer(
+                      device_.downloadQueue(), mask.buffer.get(), CL_FALSE, 0,
+                      mask.host.size(), mask.host.data(), 1, after, &read),
+                  "clEnqueueReadBuffer");
+    chunk.downloads.emplace_back(read);
+    chunk.downloadBytes += mask.host.size();
   }
   opencl::check(clFlush(device_.uploadQueue()), "clFlush");
   opencl::check(clFlush(device_.computeQueue()), "clFlush");
@@ -510,8 +563,22 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
 }
 
 void OpenClDriver::finish(Inflight &chunk, WorkFeed &feed) {
-  for (const Staging &staged : chunk.staging)
-    unstage(kernel_.args[staged.arg], chunk.range, staged.bytes.get());
+  for (const Staging &staged : chunk.staging) {
+    const KernelArg &arg = kernel_.args[staged.arg];
+    if (!arg.mask) {
+      unstage(arg, chunk.range, staged.bytes.get());
+      continue;
+    }
+    const auto mask =
+        std::ranges::find(chunk.masks, *arg.mask, &RangeMask::arg);
+    mergeMasked(copiedRects(arg, chunk.range, false), arg.size, mask->unit,
+                mask->host, staged.bytes.get(),
+                static_cast<std::byte *>(arg.data));
+  }
+  for (RangeMask &mask : chunk.masks)
+    device_.releaseBuffer(CL_MEM_READ_WRITE, mask.host.size(),
+                          std::move(mask.buffer));
+  chunk.masks.clear();
   if (!chunk.partials.empty()) {
     // The work-groups' results in order: launch after launch, group after
     // group; one value per reduction for the range.

@@ -636,7 +636,7 @@ struct WorkloadOptions {
   int stencilRows = 8192;
   int stencilColumns = 4096;
   /// "matmul" or "stencil" (fpm-bench-offload: "columns", "blocks" or
-  /// "rowptr" too); empty: every one.
+  /// "rowptr" or "masked" too); empty: every one.
   std::string only;
 };
 
@@ -656,7 +656,8 @@ inline bool parseWorkloadOption(int argc, char **argv, int &i,
               std::string_view(argv[i + 1]) == "stencil" ||
               std::string_view(argv[i + 1]) == "columns" ||
               std::string_view(argv[i + 1]) == "blocks" ||
-              std::string_view(argv[i + 1]) == "rowptr")) {
+              std::string_view(argv[i + 1]) == "rowptr" ||
+              std::string_view(argv[i + 1]) == "masked")) {
     options.only = argv[++i];
   } else if (arg == "--matmul" && hasValue) {
     options.matmulSize = std::max(64, std::atoi(argv[++i]));

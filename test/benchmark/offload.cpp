@@ -67,7 +67,12 @@
 // min(T_cpu, T_ocl) / T (a speedup); T / the best static split.
 //
 //   fpm-bench-offload [--quick] [--rounds N] [--matmul N] [--stencil M N]
-//                     [--only matmul|stencil|columns|blocks|rowptr]
+//                     [--only matmul|stencil|columns|blocks|rowptr|masked]
+//
+// `--only masked` times a scattered-write loop instead (offload_masked.c: a
+// covariance fill whose section is all of cov at every iteration, merged
+// through a write mask) against the same loop on the CPU alone and against
+// unmasked rows (runMasked).
 //
 // --quick (small sizes, 2 rounds) is the CTest test bench-offload-quick: it
 // checks results, never times. Exit status 77 when there is no CPU OpenCL
@@ -79,6 +84,7 @@
 #include "coexec_bench.hpp"
 #include "offload_columns.h"
 #include "offload_loops.hpp"
+#include "offload_masked.h"
 #include "offload_rowptr.h"
 
 #include <omp.h>
@@ -647,6 +653,132 @@ bool runWorkload(Workload &workload, Pragma &pragma, const Options &options,
   return handBench.ok && exactBench.ok;
 }
 
+//===----------------------------------------------------------------------===//
+// A scattered-write loop: writes merged through a write mask
+//===----------------------------------------------------------------------===//
+
+/// `--only masked`: the symmetric covariance fill of offload_masked.c,
+/// whose written section is all of cov at every iteration, on PoCL through
+/// its write mask against the same loop on the CPU alone (the
+/// `FPM_DEVICES=cpu` of the same program), and against the same rows
+/// without the mirror on PoCL, whose section moves and needs no mask (what
+/// the mask costs: the array whole to the device once per call, back with
+/// its mask after every range, and a merge on the host). Rounds as the
+/// other workloads', each pair ABBA; every result checked bit for bit
+/// against a serial reference (cov poisoned with NaN before each call).
+bool runMasked(const Options &options) {
+  const int m = options.quick ? 8 : 64, n = options.quick ? 160 : 1024;
+  const auto cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  std::vector<double> data(static_cast<std::size_t>(m) * n), cov(cells),
+      reference(cells);
+  Random random;
+  for (double &v : data)
+    v = random.next() - 0.5;
+  fpm_bench_covariance(1, m, n, data.data(), reference.data(), 0, n);
+  const Clock::time_point started = Clock::now();
+  const CpuUse before = CpuUse::now();
+
+  struct Run {
+    const char *label = nullptr;
+    int copy = 0;    ///< fpm_bench_covariance's
+    int threads = 2; ///< the OpenMP team
+    bool mirrored = true;
+    std::vector<double> times, rounds;
+  };
+  enum { MaskedOcl, RowsOcl, Cpu1, Cpu2, All };
+  std::vector<Run> runs;
+  auto add = [&](const char *label, int copy, int threads, bool mirrored) {
+    Run run;
+    run.label = label;
+    run.copy = copy;
+    run.threads = threads;
+    run.mirrored = mirrored;
+    runs.push_back(std::move(run));
+  };
+  add("masked: out(cov[0:n][0:n]), devices(gpu), PoCL (T_ocl)", 0, 2, true);
+  add("rows, no mask: inout(cov[i:1][0:n]) without the mirror, devices(gpu), "
+      "PoCL",
+      3, 2, false);
+  add("masked loop, devices(cpu), 1 thread (T_cpu)", 1, 1, true);
+  add("masked loop, devices(cpu), 2 threads (CPU only)", 1, 2, true);
+  add("masked loop, default devices: CPU thread + PoCL (T)", 2, 2, true);
+  bool ok = true;
+  auto call = [&](Run &run) {
+    omp_set_num_threads(run.threads);
+    std::fill(cov.begin(), cov.end(), std::nan(""));
+    const Clock::time_point start = Clock::now();
+    fpm_bench_covariance(run.copy, m, n, data.data(), cov.data(), 0, n);
+    const double seconds = since(start);
+    omp_set_num_threads(2);
+    for (std::size_t e = 0; e < cells && ok; ++e) {
+      // Without the mirror only the upper triangle is written.
+      const bool upper =
+          e % static_cast<std::size_t>(n) >= e / static_cast<std::size_t>(n);
+      if ((run.mirrored || upper) && !(cov[e] == reference[e])) {
+        std::fprintf(stderr,
+                     "%s: masked, %s: cov[%zu][%zu] = %g, expected %g\n",
+                     program, run.label, e / static_cast<std::size_t>(n),
+                     e % static_cast<std::size_t>(n), cov[e], reference[e]);
+        ok = false;
+      }
+    }
+    return seconds;
+  };
+  for (Run &run : runs)
+    call(run); // warm-up: builds, PoCL's compiles, first speeds
+  const std::vector<int> order = {MaskedOcl, RowsOcl, RowsOcl, MaskedOcl, Cpu2,
+                                  All,       All,     Cpu2,    Cpu1};
+  for (int round = 0; round < options.rounds; ++round) {
+    for (Run &run : runs)
+      run.rounds.push_back(0);
+    for (std::size_t o = 0; o < order.size(); ++o) {
+      Run &run = runs[static_cast<std::size_t>(
+          order[round % 2 ? order.size() - 1 - o : o])];
+      const double seconds = call(run);
+      run.times.push_back(seconds);
+      run.rounds.back() += seconds;
+    }
+  }
+
+  std::printf("### covariance fill, %d samples of %d variables: cov[i][j] and "
+              "cov[j][i] for j >= i (%d iterations, writes merged through a "
+              "write mask)\n\n",
+              m, n, n);
+  std::printf("| configuration | median ms | min-max ms |\n");
+  std::printf("| --- | ---: | ---: |\n");
+  for (const Run &run : runs) {
+    const Spread s = spread(run.times);
+    std::printf("| %s | %s | %s-%s |\n", run.label,
+                milliseconds(s.median).c_str(), milliseconds(s.low).c_str(),
+                milliseconds(s.high).c_str());
+  }
+  auto ratio = [&](int a, int b) {
+    const Spread r = ratios(runs[static_cast<std::size_t>(a)].rounds,
+                            runs[static_cast<std::size_t>(b)].rounds);
+    std::printf("%.3f (per round %.3f-%.3f)",
+                median(runs[static_cast<std::size_t>(a)].times) /
+                    median(runs[static_cast<std::size_t>(b)].times),
+                r.low, r.high);
+  };
+  const double tCpu = median(runs[Cpu1].times),
+               tOcl = median(runs[MaskedOcl].times),
+               t = median(runs[All].times);
+  std::printf("\nmasked / unmasked rows on PoCL (what the mask costs): ");
+  ratio(MaskedOcl, RowsOcl);
+  std::printf("\nCPU only, 2 threads / co-executed with PoCL (speedup of "
+              "offloading with masks): ");
+  ratio(Cpu2, All);
+  std::printf("\nco-executed: efficiency (1/(1/T_cpu + 1/T_ocl)) / T = %.3f; "
+              "best single PE / T = %.2fx\n",
+              1 / (1 / tCpu + 1 / tOcl) / t, std::min(tCpu, tOcl) / t);
+  std::printf("bytes a device range moves back: %zu of cov and %zu of mask, "
+              "against %zu of rows for all the unmasked loop's ranges\n",
+              cells * sizeof(double), cells, cells * sizeof(double));
+  std::printf("%s\n\n", machineNote(before, started).c_str());
+  std::fflush(stdout);
+  return ok;
+}
+
 void printSummary(const std::vector<Summary> &summaries) {
   std::printf("### Summary (medians, ms)\n\n");
   std::printf("| loop | generated kernel | hand-written kernel | generated / "
@@ -687,7 +819,8 @@ int main(int argc, char **argv) {
     } else {
       std::fprintf(stderr, "usage: fpm-bench-offload [--quick] [--rounds N] "
                            "[--matmul N] [--stencil M N] "
-                           "[--only matmul|stencil|columns|blocks|rowptr]\n");
+                           "[--only "
+                           "matmul|stencil|columns|blocks|rowptr|masked]\n");
       return 2;
     }
   }
@@ -730,7 +863,10 @@ int main(int argc, char **argv) {
     RowPointers rowptr(options.quick ? 256 : 4096, options.quick ? 64 : 1024);
     ok = runWorkload(rowptr, rowptr, options, summaries) && ok;
   }
-  printSummary(summaries);
+  if (!summaries.empty())
+    printSummary(summaries);
+  if (options.only.empty() || options.only == "masked")
+    ok = runMasked(options) && ok;
   if (!ok)
     std::fprintf(stderr, "fpm-bench-offload: some results were wrong\n");
   return ok ? 0 : 1;

@@ -1039,6 +1039,139 @@ __kernel void stencil(__global const int *in, __global int *out) {
     ASSERT_EQ(out[k], in[k] + in[k + 1] + in[k + 2]) << "k = " << k;
 }
 
+/// A loop that writes scattered elements of one array, `v[p(k)]` with
+/// p(k) = 7k mod n (n prime: a permutation), through a write mask
+/// (FPM_ARG_MASK): its section is all of v for every iteration. The kernel
+/// also writes v[n + k] without marking it, which must never reach the
+/// host; `marks` false, it marks nothing at all.
+struct Scatter {
+  static constexpr std::int64_t N = 4099;
+  static constexpr const char *Source = R"(
+__kernel void scatter(__global int *v, __global uchar *m, const long n,
+                      const int marks, const ulong end) {
+  const size_t k = get_global_id(0);
+  if (k >= end)
+    return;
+  const size_t p = (k * 7) % n;
+  if (marks) {
+    v[p] = v[p] * 2 + (int)k;
+    m[p] = 1;
+  }
+  v[n + k] = -1;
+}
+)";
+  Scatter() : v(2 * N) { reset(); }
+  void reset() {
+    for (std::size_t e = 0; e < v.size(); ++e)
+      v[e] = static_cast<int>(e);
+    cpu.reset();
+  }
+  static std::size_t target(std::int64_t k) {
+    return static_cast<std::size_t>(k * 7 % N);
+  }
+  static int body(std::int64_t begin, std::int64_t end, void *context) {
+    auto &self = *static_cast<Scatter *>(context);
+    self.cpu.enter(begin, end);
+    for (std::int64_t k = begin; k < end; ++k) {
+      int &e = self.v[target(k)];
+      e = e * 2 + static_cast<int>(k);
+    }
+    return 0;
+  }
+  int run(const std::string &name, const char *schedule, bool marks) {
+    const fpm_loop loop = namedLoop(name.c_str(), schedule);
+    marksValue = marks ? 1 : 0;
+    fpm_arg args[5]{};
+    args[0].kind = FPM_ARG_INOUT;
+    args[0].data = v.data();
+    args[0].size = sizeof(int);
+    args[0].length = static_cast<std::int64_t>(v.size());
+    args[0].clause = "inout(v[0:2*N])"; // stride and count 0: all of it
+    args[1] = fpm_mask_arg(0, sizeof(int));
+    args[2] = fpm_scalar_arg(&n, sizeof n);
+    args[3] = fpm_scalar_arg(&marksValue, sizeof marksValue);
+    args[4] = fpm_end_arg();
+    fpm_kernel kernel{};
+    kernel.source = Source;
+    kernel.name = "scatter";
+    kernel.args = args;
+    kernel.arg_count = 5;
+    return fpm_parallel_for_kernel(&loop, N, body, this, &kernel);
+  }
+
+  std::vector<int> v;
+  CpuSide cpu;
+  const std::int64_t n = N;
+  int marksValue = 1;
+};
+
+TEST_F(CoexecKernelTest, ScatteredWritesMergeThroughAMask) {
+  // Every element written once, by whichever PE ran its iteration; the
+  // elements the kernel wrote without marking keep the host's values, with
+  // one range in flight or two, on the device alone or beside the CPU.
+  Scatter scatter;
+  for (const char *devices : {"gpu", "all"})
+    for (const char *pipeline : {"1", "2"})
+      for (const char *schedule : {"gss", "equal", "fss, 50"}) {
+        const std::string where =
+            std::string(devices) + ", pipeline " + pipeline + ", " + schedule;
+        SCOPED_TRACE(where);
+        const ScopedEnv selection("FPM_DEVICES", devices);
+        const ScopedEnv depth("FPM_OPENCL_PIPELINE", pipeline);
+        scatter.reset();
+        testing::internal::CaptureStderr();
+        ASSERT_EQ(scatter.run("coexec.scatter." + where, schedule, true),
+                  FPM_OK)
+            << fpm_last_error();
+        EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+        if (std::string(devices) == "gpu")
+          EXPECT_EQ(scatter.cpu.calls, 0);
+        for (std::int64_t k = 0; k < Scatter::N; ++k) {
+          const std::size_t p = Scatter::target(k);
+          ASSERT_EQ(scatter.v[p], static_cast<int>(p * 2 + k))
+              << "iteration " << k << ", element " << p;
+          const auto unmarked = static_cast<std::size_t>(Scatter::N + k);
+          ASSERT_EQ(scatter.v[unmarked], static_cast<int>(unmarked))
+              << "element " << unmarked;
+        }
+      }
+}
+
+TEST_F(CoexecKernelTest, ARangeThatMarksNothingLeavesHostMemoryUntouched) {
+  // The kernel writes its buffer but marks nothing: on the device alone,
+  // the host's array is what it was; beside the CPU, each element holds
+  // the CPU's write where the CPU ran its iteration and its old value
+  // elsewhere, never the device's unmarked bytes.
+  Scatter scatter;
+  for (const char *devices : {"gpu", "all"})
+    for (const char *pipeline : {"1", "2"}) {
+      const std::string where = std::string(devices) + ", pipeline " + pipeline;
+      SCOPED_TRACE(where);
+      const ScopedEnv selection("FPM_DEVICES", devices);
+      const ScopedEnv depth("FPM_OPENCL_PIPELINE", pipeline);
+      scatter.reset();
+      testing::internal::CaptureStderr();
+      ASSERT_EQ(scatter.run("coexec.scatter.nothing." + where, "gss", false),
+                FPM_OK)
+          << fpm_last_error();
+      EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+      for (std::int64_t k = 0; k < Scatter::N; ++k) {
+        const std::size_t p = Scatter::target(k);
+        const int old = static_cast<int>(p);
+        ASSERT_TRUE(scatter.v[p] == old ||
+                    scatter.v[p] == static_cast<int>(p * 2 + k))
+            << "element " << p << ": " << scatter.v[p];
+        const auto unmarked = static_cast<std::size_t>(Scatter::N + k);
+        ASSERT_EQ(scatter.v[unmarked], static_cast<int>(unmarked));
+      }
+      if (std::string(devices) == "gpu") {
+        EXPECT_EQ(scatter.cpu.calls, 0);
+        for (std::int64_t e = 0; e < Scatter::N; ++e)
+          ASSERT_EQ(scatter.v[static_cast<std::size_t>(e)], e);
+      }
+    }
+}
+
 //===----------------------------------------------------------------------===//
 // The C++ layer
 //===----------------------------------------------------------------------===//
@@ -1059,6 +1192,48 @@ TEST_F(CoexecKernelTest, CxxKernelFromSource) {
                      });
     EXPECT_EQ(state.problem(), "");
   }
+}
+
+TEST_F(CoexecKernelTest, CxxKernelWithAWriteMask) {
+  // Kernel::mask(): the mask of the array before it. Iteration k writes
+  // v[7k mod n] and marks it; the kernel's unmarked write past n stays on
+  // the device.
+  const std::int64_t n = 1031;
+  std::vector<int> v(static_cast<std::size_t>(2 * n));
+  const auto kernel = fpm::Kernel::fromSource(R"(
+__kernel void scatter(__global int *v, __global uchar *m, const long n,
+                      const ulong end) {
+  const size_t k = get_global_id(0);
+  if (k >= end)
+    return;
+  const size_t p = (k * 7) % n;
+  v[p] = (int)k;
+  m[p] = 1;
+  v[n + k] = -1;
+}
+)",
+                                              "scatter")
+                          .out(v.data(), 2 * n, fpm::Section{})
+                          .mask()
+                          .scalar(n)
+                          .end();
+  for (const char *devices : {"gpu", "all"}) {
+    SCOPED_TRACE(devices);
+    const ScopedEnv selection("FPM_DEVICES", devices);
+    std::fill(v.begin(), v.end(), -7);
+    fpm::parallelFor(
+        namedLoop(("coexec.cxx.mask." + std::string(devices)).c_str(), "gss"),
+        n, kernel, [&](std::int64_t begin, std::int64_t end) {
+          for (std::int64_t k = begin; k < end; ++k)
+            v[static_cast<std::size_t>(k * 7 % n)] = static_cast<int>(k);
+        });
+    for (std::int64_t k = 0; k < n; ++k) {
+      ASSERT_EQ(v[static_cast<std::size_t>(k * 7 % n)], k) << "k = " << k;
+      ASSERT_EQ(v[static_cast<std::size_t>(n + k)], -7) << "k = " << k;
+    }
+  }
+  EXPECT_THROW(fpm::Kernel::fromSource("", "k").scalar(1).mask(),
+               std::invalid_argument);
 }
 
 TEST_F(CoexecKernelTest, CxxKernelFromFile) {

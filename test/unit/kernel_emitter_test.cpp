@@ -231,6 +231,122 @@ TEST(KernelEmitterTest, AnArrayWithAnOriginMovesToItsElementZero) {
   EXPECT_EQ(buildOnDevice(Out.Source), "");
 }
 
+/// A data clause's array whose writes merge through a write mask.
+fpm::ClauseArray masked(const char *Name, unsigned Index, bool Origin = false) {
+  fpm::ClauseArray A{Name, Index, true, Origin};
+  A.Masked = true;
+  return A;
+}
+
+TEST(KernelEmitterTest, AMaskedArrayMarksEveryElementItWrites) {
+  // A symmetric fill: every assignment, compound assignment, ++ and --
+  // to an element of c goes through fpm_mark_c, which sets its byte in the
+  // mask parameter after c; reads stay plain. With an origin, the mask
+  // moves as the array does.
+  Outcome Out = emit(R"(
+    void f(int n, double c[][8], int *h) {
+      for (int i = 0; i < n; ++i)
+        for (int j = i; j < n; ++j) {
+          c[i][j] = i + j;
+          c[j][i] = c[i][j];
+          c[j][i] *= 2;
+          h[i * n + j]++;
+          --h[j * n + i];
+          *(h + i) += 1;
+        }
+    })",
+                     {masked("c", 0), masked("h", 1, true)});
+  ASSERT_EQ(Out.Refusal, "");
+  EXPECT_TRUE(contains(Out.Source,
+                       "static __global double *fpm_mark_c(__global double "
+                       "*p, __global uchar *m, __global double *b) {\n"
+                       "  m[p - b] = 1;\n  return p;\n}\n"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source,
+                       "__global double *c, __global uchar *fpm_mask_c, "
+                       "__global int *h, const long fpm_origin_h, __global "
+                       "uchar *fpm_mask_h, const ulong fpm_end"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "  h += fpm_origin_h;\n"
+                                   "  fpm_mask_h += fpm_origin_h;\n"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "(*fpm_mark_c(&(c[i * 8 + j]), fpm_mask_c, "
+                                   "c)) = i + j;"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "(*fpm_mark_c(&(c[j * 8 + i]), fpm_mask_c, "
+                                   "c)) = c[i * 8 + j];"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "(*fpm_mark_c(&(c[j * 8 + i]), fpm_mask_c, "
+                                   "c)) *= 2;"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "(*fpm_mark_h(&(h[i * n + j]), fpm_mask_h, "
+                                   "h))++;"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "--(*fpm_mark_h(&(h[j * n + i]), "
+                                   "fpm_mask_h, h));"))
+      << Out.Source;
+  EXPECT_TRUE(contains(Out.Source, "(*fpm_mark_h(&(*(h + i)), fpm_mask_h, "
+                                   "h)) += 1;"))
+      << Out.Source;
+  EXPECT_EQ(count(Out.Source, "fpm_mark_c(&"), 3u) << Out.Source;
+  EXPECT_EQ(count(Out.Source, "fpm_mark_h(&"), 3u) << Out.Source;
+  ASSERT_EQ(Out.Params.size(), 9u);
+  EXPECT_EQ(Out.Params[4].K, fpm::KernelParam::Kind::Mask);
+  EXPECT_EQ(Out.Params[4].Section, 0u);
+  EXPECT_EQ(Out.Params[4].HostExpr, "sizeof(c[0][0])");
+  EXPECT_EQ(Out.Params[7].K, fpm::KernelParam::Kind::Mask);
+  EXPECT_EQ(Out.Params[7].Section, 1u);
+  EXPECT_EQ(Out.Params[7].HostExpr, "sizeof(h[0])");
+  EXPECT_EQ(buildOnDevice(Out.Source), "");
+}
+
+TEST(KernelEmitterTest, WhatAMaskCannotSeeIsRefused) {
+  struct Case {
+    const char *Code;
+    const char *Reason;
+    unsigned Line;
+  };
+  const Case Cases[] = {
+      // A helper would write through its pointer unmarked.
+      {R"(static void put(double *p, double v) { *p = v; }
+    void f(int n, double *y) {
+      for (int i = 0; i < n; ++i)
+        put(&y[(i * 3) % n], i);
+    })",
+       "it passes 'y' to 'put', whose parameter 'p' is no pointer to const", 4},
+      // A helper that passes a pointer to const on to one that writes.
+      {R"(static void put(double *p, double v) { *p = v; }
+    static void pass(const double *p, double v) { put(p, v); }
+    void f(int n, double *y) {
+      for (int i = 0; i < n; ++i)
+        pass(&y[(i * 3) % n], i);
+    })",
+       "it passes a pointer to const to 'put'", 2},
+      // The mask marks whole elements.
+      {R"(struct pair { double a, b; };
+    void f(int n, struct pair *y) {
+      for (int i = 0; i < n; ++i)
+        y[(i * 3) % n].a = i;
+    })",
+       "it writes part of an element of 'y'", 4},
+  };
+  for (const Case &C : Cases) {
+    SCOPED_TRACE(C.Code);
+    Outcome Out = emit(C.Code, {masked("y", 0)});
+    EXPECT_TRUE(contains(Out.Refusal, C.Reason)) << Out.Refusal;
+    EXPECT_EQ(Out.RefusalLine, C.Line);
+  }
+  // A helper given a pointer to const reads only: offloaded.
+  Outcome Reads = emit(R"(
+    static double get(const double *p) { return p[1]; }
+    void f(int n, double *y) {
+      for (int i = 0; i < n; ++i)
+        y[(i * 3) % n] = get(y + n);
+    })",
+                       {masked("y", 0)});
+  EXPECT_EQ(Reads.Refusal, "");
+}
+
 TEST(KernelEmitterTest, ArraysOfSeveralDimensionsAreFlat) {
   Outcome Out = emit(R"(
     #define N 8

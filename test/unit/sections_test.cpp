@@ -27,8 +27,10 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -855,3 +857,101 @@ TEST(SectionRectsTest, ClippedToTheArray) {
 }
 
 } // namespace
+
+TEST(KernelFitsTest, AMaskedSectionMayStayTheSameForEveryIteration) {
+  // out(y[0:16]) written at scattered elements: with its write mask, the
+  // section needs not move.
+  int y[16], z[16];
+  const OneArrayKernel masked(array(FPM_ARG_OUT, y, 16, 0, 0, 0),
+                              {fpm_mask_arg(0, sizeof(int))});
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &masked.kernel, 100), 1)
+      << fpm_last_error();
+  const fpm::KernelSpec spec = fpm::makeKernelSpec(masked.kernel, 100);
+  ASSERT_TRUE(spec.args[0].mask.has_value());
+  EXPECT_EQ(*spec.args[0].mask, 1u);
+  EXPECT_FALSE(spec.args[1].mask.has_value());
+  // Refused: a mask of an input, of a section that moves, of no array, a
+  // unit that does not divide the element, two masks, and a second written
+  // section of the masked array (its copy back would overwrite others').
+  struct Case {
+    const char *what;
+    std::vector<fpm_arg> args;
+    const char *problem;
+  };
+  const Case cases[] = {
+      {"input",
+       {array(FPM_ARG_IN, y, 16, 0, 0, 0), fpm_mask_arg(0, sizeof(int))},
+       "a write mask goes with a written section"},
+      {"moving",
+       {array(FPM_ARG_INOUT, y, 16, 0, 1, 1), fpm_mask_arg(0, sizeof(int))},
+       "a write mask goes with a written section"},
+      {"no array",
+       {array(FPM_ARG_INOUT, y, 16, 0, 1, 1), fpm_scalar_arg(y, sizeof(int)),
+        fpm_mask_arg(1, sizeof(int))},
+       "which is no array"},
+      {"unit",
+       {array(FPM_ARG_INOUT, y, 16, 0, 0, 0), fpm_mask_arg(0, 3)},
+       "does not divide"},
+      {"two masks",
+       {array(FPM_ARG_INOUT, y, 16, 0, 0, 0), fpm_mask_arg(0, sizeof(int)),
+        fpm_mask_arg(0, sizeof(int))},
+       "a second write mask"},
+      {"shared buffer",
+       {array(FPM_ARG_INOUT, y, 16, 0, 0, 0), fpm_mask_arg(0, sizeof(int)),
+        array(FPM_ARG_OUT, y, 16, 0, 1, 1)},
+       "another written section"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    const OneArrayKernel kernel(
+        c.args[0], std::vector<fpm_arg>(c.args.begin() + 1, c.args.end()));
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(fpm_kernel_fits(nullptr, &kernel.kernel, 16), 0);
+    testing::internal::GetCapturedStderr();
+    EXPECT_NE(std::string(fpm_last_error()).find(c.problem), std::string::npos)
+        << fpm_last_error();
+  }
+  // An input of the masked array may share its buffer.
+  const OneArrayKernel read(
+      array(FPM_ARG_INOUT, z, 16, 0, 0, 0),
+      {fpm_mask_arg(0, sizeof(int)), array(FPM_ARG_IN, z, 16, 0, 1, 1)});
+  EXPECT_EQ(fpm_kernel_fits(nullptr, &read.kernel, 16), 1) << fpm_last_error();
+}
+
+TEST(MergeMaskedTest, CopiesExactlyTheMarkedElements) {
+  // Rows of 3 elements of 8 bytes, 5 apart, a mask byte per 4 bytes: only
+  // the marked halves reach the host, from their places in the packed
+  // staging area.
+  const std::size_t size = 8, unit = 4;
+  const fpm::SectionRect rect{1, 3, 2, 5};
+  std::vector<std::byte> host(12 * size, std::byte{0xee});
+  std::vector<std::byte> staging(6 * size);
+  for (std::size_t b = 0; b < staging.size(); ++b)
+    staging[b] = static_cast<std::byte>(b);
+  std::vector<std::uint8_t> mask(host.size() / unit, 0);
+  mask[2] = mask[3] = 1; // element 1, whole: staging bytes 0..7
+  mask[5] = 1;           // element 2, second half: staging 12..15
+  mask[13] = 1;          // element 6, second half: staging 28..31
+  mask[8] = 1;           // element 4, between the rows: not the section's
+  fpm::mergeMasked(std::span(&rect, 1), size, unit, mask, staging.data(),
+                   host.data());
+  for (std::size_t b = 0; b < host.size(); ++b) {
+    std::optional<std::size_t> from;
+    if (b >= 8 && b < 16)
+      from = b - 8;
+    else if (b >= 20 && b < 24)
+      from = b - 8;
+    else if (b >= 52 && b < 56)
+      from = 28 + (b - 52);
+    const std::byte want =
+        from ? static_cast<std::byte>(*from) : std::byte{0xee};
+    ASSERT_EQ(host[b], want) << "byte " << b;
+  }
+  // Nothing marked: nothing copied.
+  std::vector<std::byte> untouched(12 * size, std::byte{0x5a});
+  const std::vector<std::uint8_t> none(host.size() / unit, 0);
+  fpm::mergeMasked(std::span(&rect, 1), size, unit, none, staging.data(),
+                   untouched.data());
+  for (std::byte b : untouched)
+    ASSERT_EQ(b, std::byte{0x5a});
+}
