@@ -553,19 +553,12 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
       bool Writes_ = Use != ElementUse::Read;
       Updated |= Use == ElementUse::Update;
       // Each dimension's bounds; one fpm cannot bound is the whole extent
-      // where the type gives it: in a dimension after the first, of the
-      // rows a device copies anyway (a written section then is inout); in
-      // the first, of an array the loop only reads.
-      // A written first dimension may be whole where a later one moves
-      // with the loop variable (rows of a column); a block passed to a
-      // function is its whole dimensions.
+      // where the type gives it (a written section then is inout), and a
+      // block passed to a function is its whole dimensions.
       Hull H;
       llvm::SmallVector<std::optional<std::pair<IntPoly, IntPoly>>, 4> Bounds;
       for (size_t D = 0; D < S->Indices.size(); ++D)
         Bounds.push_back(indexBounds(*S, D));
-      bool LaterMoves = llvm::any_of(llvm::drop_begin(Bounds), [&](auto &B) {
-        return B && B->first.uses(Var);
-      });
       for (size_t D = 0; D < E.size(); ++D) {
         if (D >= S->Indices.size()) {
           std::optional<DimHull> W = wholeDim(E, D);
@@ -580,8 +573,10 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
               {std::move(Bounds[D]->first), std::move(Bounds[D]->second)});
           continue;
         }
-        std::optional<DimHull> W =
-            D > 0 || !Writes_ || LaterMoves ? wholeDim(E, D) : std::nullopt;
+        // A written first dimension whole where no later one moves: the
+        // iterations write elements scattered over the array, which a
+        // device merges through a write mask.
+        std::optional<DimHull> W = wholeDim(E, D);
         if (!W && Writes_)
           return Fail(
               S->Indices[D]->getExprLoc(),
@@ -618,6 +613,15 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
     };
     llvm::SmallVector<Hull, 2> WriteGroups = Group(Writes);
     llvm::SmallVector<Hull, 2> ReadGroups = Group(Reads);
+    // Writes at places fpm cannot relate (`cov[i][j]` and `cov[j][i]`): the
+    // whole array, merged through a write mask, where its type gives it.
+    if (WriteGroups.size() > 1 && llvm::all_of(E, [](auto X) { return X; })) {
+      Hull Whole;
+      Whole.Widened = true;
+      for (size_t D = 0; D < E.size(); ++D)
+        Whole.Dims.push_back(*wholeDim(E, D));
+      WriteGroups.assign(1, Whole);
+    }
     if (WriteGroups.size() > 1)
       return Fail(Uses.front()->At->getExprLoc(),
                   "the loop writes elements of '" + Name +
@@ -632,8 +636,7 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
         std::optional<IntPoly> Length = lengthOf(H.Dims[D]);
         if (Length && !Length->uses(Var) && affineIn(H.Dims[D].Lo, Var))
           continue;
-        if (std::optional<DimHull> Whole = wholeDim(E, D);
-            Whole && (D > 0 || !Written)) {
+        if (std::optional<DimHull> Whole = wholeDim(E, D)) {
           H.Dims[D] = std::move(*Whole);
           H.Widened = true;
           continue;

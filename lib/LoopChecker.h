@@ -33,7 +33,6 @@
 #include "PragmaParser.h"
 
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringRef.h"
 
 #include <string>
 
@@ -180,11 +179,6 @@ struct DerivedClauses {
   /// The sections in the order of the pragma's: in's, out's, inout's.
   llvm::SmallVector<const DerivedSection *, 4> inOrder() const;
 };
-
-/// The name of the buffer the derived clauses are parsed from: what is
-/// reported at a location there is reported at the pragma.
-inline constexpr llvm::StringLiteral DerivedClausesBuffer =
-    "<fpm derived clauses>";
 
 /// Derives the data clauses of For, a loop checkLoop accepted with Pragma,
 /// which has none; Var is its loop variable. Reports nothing.

@@ -307,11 +307,6 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
   if (P.Devices == "cpu")
     return true;
   auto Refuse = [&](SourceLocation Loc, StringRef Why) {
-    // A derived section's place is the pragma the clauses would stand in.
-    if (const SourceManager &SM = Ctx.getSourceManager();
-        L.Derived && Loc.isValid() &&
-        SM.getBufferName(SM.getSpellingLoc(Loc)) == DerivedClausesBuffer)
-      Loc = P.KeywordLoc;
     if (P.Devices == "gpu") {
       report(Diags, Loc, Level::Error,
              "loop '%0' cannot run on OpenCL devices: %1")

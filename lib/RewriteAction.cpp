@@ -150,7 +150,7 @@ void deriveClauses(Sema &S, ClauseSema &Clauses, const FunctionDecl &Fn,
   Preprocessor &PP = S.getPreprocessor();
   SourceManager &SM = Ctx.getSourceManager();
   FileID Buffer = SM.createFileID(
-      llvm::MemoryBuffer::getMemBufferCopy(Text, DerivedClausesBuffer));
+      llvm::MemoryBuffer::getMemBufferCopy(Text, "<fpm derived clauses>"));
   Lexer Lex(Buffer, SM.getBufferOrFake(Buffer), SM, Ctx.getLangOpts());
   llvm::SmallVector<Token, 32> Tokens;
   for (Token T; !Lex.LexFromRawLexer(T) || T.isNot(tok::eof);) {
@@ -170,6 +170,11 @@ void deriveClauses(Sema &S, ClauseSema &Clauses, const FunctionDecl &Fn,
   bool Ok =
       parsePartitionClauses(PP, Tokens, SM.getLocForEndOfFile(Buffer), Parsed);
   if (Ok) {
+    // What is said of a section (remarks, the `#line` before its bounds in
+    // the rewritten file) is said at the pragma the clauses would stand in.
+    for (auto *Sections : {&Parsed.In, &Parsed.Out, &Parsed.InOut})
+      for (DataSection &Section : *Sections)
+        Section.Loc = P.KeywordLoc;
     Copy.In = std::move(Parsed.In);
     Copy.Out = std::move(Parsed.Out);
     Copy.InOut = std::move(Parsed.InOut);
