@@ -436,31 +436,29 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
     }
   // A pointer or an array the body uses otherwise (passes it, takes an
   // element's address, reads `*p`): which elements it reaches is unknown.
-  llvm::SmallVector<const Stmt *, 64> Work{For.getBody()};
-  while (!Work.empty()) {
-    const Stmt *S = Work.pop_back_val();
-    if (!S)
-      continue;
-    llvm::append_range(Work, S->children());
+  const DeclRefExpr *Unknown = nullptr;
+  forEachStmt(For.getBody(), [&](const Stmt *S) {
     const auto *DRE = dyn_cast<DeclRefExpr>(S);
     const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
     if (!VD || !isOutsideLoop(VD) || IsPrivate(VD) || Indexed.count(DRE))
-      continue;
+      return true;
     QualType T = VD->getType().getNonReferenceType();
     if (!T->isPointerType() && !T->isArrayType())
-      continue;
+      return true;
     if (Extents E = extentsOf(Ctx, T);
-        T->isConstantArrayType() && llvm::all_of(E, [](auto X) { return X; })) {
+        T->isConstantArrayType() && llvm::all_of(E, [](auto X) { return X; }))
       if (ElementUse Use = passedBlock(DRE); Use != ElementUse::Unknown) {
         Arrays[VD];
         Passed[VD].push_back(Use);
-        continue;
+        return true;
       }
-    }
-    return Fail(DRE->getLocation(),
-                "'" + VD->getName().str() +
-                    "' is used other than by its elements ('" +
-                    VD->getName().str() +
+    Unknown = DRE;
+    return false;
+  });
+  if (Unknown) {
+    std::string Name = Unknown->getDecl()->getName().str();
+    return Fail(Unknown->getLocation(),
+                "'" + Name + "' is used other than by its elements ('" + Name +
                     "[...]'), so fpm cannot tell which of them a device "
                     "needs; name them in in(...), out(...) or inout(...)");
   }
@@ -475,25 +473,24 @@ DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
     llvm::SmallVector<std::pair<const Stmt *, const FunctionDecl *>, 8> Todo{
         {For.getBody(), nullptr}};
     while (!Todo.empty()) {
+      if (Seen.size() > MaxFrames)
+        return Fail(For.getBeginLoc(),
+                    "the body calls more functions than fpm follows for "
+                    "the globals they use");
       auto [Root, In] = Todo.pop_back_val();
-      llvm::SmallVector<const Stmt *, 64> Stack{Root};
-      while (!Stack.empty()) {
-        const Stmt *S = Stack.pop_back_val();
-        if (!S)
-          continue;
-        llvm::append_range(Stack, S->children());
+      forEachStmt(Root, [&, In = In](const Stmt *S) {
         if (const auto *Call = dyn_cast<CallExpr>(S))
           if (const FunctionDecl *Callee = Call->getDirectCallee()) {
             const FunctionDecl *Def = nullptr;
-            if (Callee->getBody(Def) && Seen.insert(Def).second &&
-                Seen.size() <= MaxFrames)
+            if (Callee->getBody(Def) && Seen.insert(Def).second)
               Todo.push_back({Def->getBody(), Def});
           }
         const auto *DRE = dyn_cast<DeclRefExpr>(S);
         const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
         if (In && VD && VD->hasGlobalStorage() && !VD->isStaticLocal())
           CalleeGlobals.try_emplace(VD, In);
-      }
+        return true;
+      });
     }
   }
 
