@@ -144,7 +144,9 @@ std::optional<int64_t> constantStep(const ASTContext &Ctx,
   if (Loop.Step->isValueDependent() || !Loop.Step->EvaluateAsInt(R, Ctx) ||
       !R.Val.getInt().isSignedIntN(32))
     return std::nullopt;
-  return Sign * R.Val.getInt().getExtValue();
+  // An unsigned step of all ones (`w += -1` on an unsigned w) is -1, as the
+  // loop's wrapping arithmetic takes it.
+  return Sign * R.Val.getInt().getSExtValue();
 }
 
 /// E as a polynomial over variables.
