@@ -424,32 +424,35 @@ void RewriteAction::EndSourceFileAction() {
   FileID Main = SM.getMainFileID();
   std::string Path =
       OutputFile.empty() ? defaultOutputPath(getCurrentFile()) : OutputFile;
+  // The output in place of the input (`-o x.c`, or a link to it) would
+  // lose the user's source.
+  if (bool Same = false;
+      !llvm::sys::fs::equivalent(Path, getCurrentFile(), Same) && Same) {
+    report(Diags, SourceLocation(), Level::Error,
+           "will not write the output file '%0': it is the input file '%1'; "
+           "write the rewritten file elsewhere (by default, beside it as "
+           "'%2')")
+        << Path << getCurrentFile() << defaultOutputPath(getCurrentFile());
+    return;
+  }
   // A dependency file that cannot be written stops the rewrite before its
   // output is written.
-  if (llvm::Error Error = checkDependencyFile(DependencyFile)) {
+  if (llvm::Error Error =
+          checkOutputFile(DependencyFile, "the dependency file")) {
     report(Diags, SourceLocation(), Level::Error, "%0")
         << llvm::toString(std::move(Error));
     return;
   }
-  {
-    std::error_code EC;
-    llvm::raw_fd_ostream OS(Path, EC, llvm::sys::fs::OF_None);
-    if (EC) {
-      report(Diags, SourceLocation(), Level::Error, "cannot write '%0': %1")
-          << Path << EC.message();
-      return;
-    }
-    if (const auto *Buffer = Rewrite.getRewriteBufferFor(Main))
-      Buffer->write(OS);
-    else
-      OS << SM.getBufferData(Main);
-    OS.close();
-    if (OS.has_error()) {
-      report(Diags, SourceLocation(), Level::Error, "cannot write '%0': %1")
-          << Path << OS.error().message();
-      OS.clear_error();
-      return;
-    }
+  if (llvm::Error Error =
+          writeOutputFile(Path, "the output file", [&](llvm::raw_ostream &OS) {
+            if (const auto *Buffer = Rewrite.getRewriteBufferFor(Main))
+              Buffer->write(OS);
+            else
+              OS << SM.getBufferData(Main);
+          })) {
+    report(Diags, SourceLocation(), Level::Error, "%0")
+        << llvm::toString(std::move(Error));
+    return;
   }
 
   // What the output depends on, for the build system: only after a
@@ -461,8 +464,10 @@ void RewriteAction::EndSourceFileAction() {
       Entered->maybeAddDependency(Pragma.KernelPath, /*FromModule=*/false,
                                   /*IsSystem=*/false, /*IsModuleFile=*/false,
                                   /*IsMissing=*/false);
-  if (llvm::Error Error = writeDependencyFile(
-          DependencyFile, makeDependencies(Path, Entered->getDependencies())))
+  if (llvm::Error Error = writeOutputFile(
+          DependencyFile, "the dependency file", [&](llvm::raw_ostream &OS) {
+            OS << makeDependencies(Path, Entered->getDependencies());
+          }))
     report(Diags, SourceLocation(), Level::Error, "%0")
         << llvm::toString(std::move(Error));
 }
@@ -499,7 +504,7 @@ std::string makeDependencies(StringRef Target, ArrayRef<std::string> Deps) {
   return Text;
 }
 
-llvm::Error checkDependencyFile(StringRef Path) {
+llvm::Error checkOutputFile(StringRef Path, StringRef What) {
   llvm::sys::fs::file_status Status;
   if (Path.empty() || Path == "-" ||
       llvm::sys::fs::status(Path, Status, /*Follow=*/false) ||
@@ -507,21 +512,22 @@ llvm::Error checkDependencyFile(StringRef Path) {
     return llvm::Error::success();
   return llvm::createStringError(
       std::errc::file_exists,
-      "will not write the dependency file '%s': it exists and is not a "
-      "regular file",
-      Path.str().c_str());
+      "will not write %s '%s': it exists and is not a regular file",
+      What.str().c_str(), Path.str().c_str());
 }
 
-llvm::Error writeDependencyFile(StringRef Path, StringRef Text) {
-  if (llvm::Error Error = checkDependencyFile(Path))
+llvm::Error
+writeOutputFile(StringRef Path, StringRef What,
+                llvm::function_ref<void(llvm::raw_ostream &)> Write) {
+  if (llvm::Error Error = checkOutputFile(Path, What))
     return Error;
   if (llvm::Error Error = llvm::writeToOutput(Path, [&](llvm::raw_ostream &OS) {
-        OS << Text;
+        Write(OS);
         return llvm::Error::success();
       }))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cannot write the dependency file '%s': %s",
-                                   Path.str().c_str(),
+                                   "cannot write %s '%s': %s",
+                                   What.str().c_str(), Path.str().c_str(),
                                    llvm::toString(std::move(Error)).c_str());
   return llvm::Error::success();
 }

@@ -16,6 +16,7 @@
 
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -33,7 +34,7 @@ std::string defaultOutputPath(llvm::StringRef Input);
 /// With DependencyFile set (one input), a successful rewrite also writes
 /// there, in Make's syntax, what the output depends on: the input, every
 /// file the preprocessor entered for it, and the kernel files its pragmas
-/// name (writeDependencyFile).
+/// name (writeOutputFile). The output never replaces the input.
 class RewriteActionFactory : public clang::tooling::FrontendActionFactory {
 public:
   /// With Remarks, each loop gets a remark saying whether it is offloaded
@@ -57,16 +58,20 @@ private:
 std::string makeDependencies(llvm::StringRef Target,
                              llvm::ArrayRef<std::string> Deps);
 
-/// An error if Path names something a dependency file must not replace:
-/// anything that exists and is not a regular file (a directory, a device, a
+/// An error if Path names something an output of fpm-rewrite (What: "the
+/// output file", "the dependency file") must not replace: anything that
+/// exists and is not a regular file (a directory, a device, a FIFO, a
 /// symbolic link). "" and "-" (standard output) are fine.
-llvm::Error checkDependencyFile(llvm::StringRef Path);
+llvm::Error checkOutputFile(llvm::StringRef Path, llvm::StringRef What);
 
-/// Writes Text to Path ("-": standard output) through a temporary file
-/// renamed over it, so that a reader never sees half a file, if
-/// checkDependencyFile(Path) allows it; returns an error otherwise, and on
-/// any failure to write.
-llvm::Error writeDependencyFile(llvm::StringRef Path, llvm::StringRef Text);
+/// Writes what Write prints to Path ("-": standard output) through a
+/// temporary file in the same folder renamed over it, so that nobody ever
+/// sees half a file and a failed write leaves Path as it was, if
+/// checkOutputFile(Path, What) allows it; returns an error otherwise, and
+/// on any failure to write.
+llvm::Error
+writeOutputFile(llvm::StringRef Path, llvm::StringRef What,
+                llvm::function_ref<void(llvm::raw_ostream &)> Write);
 
 } // namespace fpm
 
