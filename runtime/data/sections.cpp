@@ -6,11 +6,10 @@
 
 #include "data/sections.hpp"
 
+#include "support/atomic_file.hpp"
+
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace fpm {
@@ -141,15 +140,19 @@ KernelArg::Kind kindOf(int kind, const std::string &where) {
   }
 }
 
+/// The most a kernel's source file may hold: more is no kernel.
+constexpr std::uintmax_t MaxKernelSourceBytes = std::uintmax_t{16} << 20;
+
+/// The source of a kernel named by its file (fpm_kernel.file): a regular
+/// file, as the rewriter takes a kernel(...) file; a FIFO or a device in its
+/// place would block the call or never end.
 std::string readSource(const char *file, const std::string &what) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  if (in)
-    text << in.rdbuf();
-  if (!in || in.bad())
-    throw std::invalid_argument(std::string(file) + ": cannot read " + what +
-                                "'s source: " + std::strerror(errno));
-  return text.str();
+  try {
+    return readRegularFile(file, MaxKernelSourceBytes);
+  } catch (const std::runtime_error &error) {
+    throw std::invalid_argument("cannot read " + what +
+                                "'s source: " + error.what());
+  }
 }
 
 } // namespace

@@ -23,8 +23,10 @@
 #include "fpm/fpm.hpp"
 
 #include <gtest/gtest.h>
+
 #include <omp.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "support/loops.hpp"
@@ -1263,6 +1265,24 @@ TEST_F(CoexecKernelTest, CxxKernelFromFile) {
                                   Combo::body(begin, end, &state);
                                 }),
                std::invalid_argument);
+  EXPECT_EQ(state.cpu.calls, 0);
+  // A FIFO in its place, with no writer: refused as the rewriter refuses
+  // it, at once (before, the call blocked opening it), nothing run.
+  const std::filesystem::path fifo = directory.path() / "fifo.cl";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const fpm::Kernel fromFifo =
+      state.cxxKernel(fpm::Kernel::fromFile(fifo.string(), "combo"));
+  try {
+    fpm::parallelFor(loop, trips, fromFifo,
+                     [&](std::int64_t begin, std::int64_t end) {
+                       Combo::body(begin, end, &state);
+                     });
+    ADD_FAILURE() << "a FIFO was read as a kernel file";
+  } catch (const std::invalid_argument &error) {
+    EXPECT_NE(std::string(error.what()).find("not a regular file (a FIFO)"),
+              std::string::npos)
+        << error.what();
+  }
   EXPECT_EQ(state.cpu.calls, 0);
 }
 
