@@ -398,6 +398,21 @@ const VarDecl *loopVariable(const ForStmt &For) {
   return nullptr;
 }
 
+/// How many arrays and pointers T is of before its element (`double *[4]`:
+/// 2), and that element; a dependent type ends the count.
+std::pair<unsigned, QualType> indirections(const ASTContext &Ctx, QualType T) {
+  unsigned Levels = 0;
+  for (; !T->isDependentType(); ++Levels) {
+    if (const ArrayType *AT = Ctx.getAsArrayType(T))
+      T = AT->getElementType();
+    else if (const auto *PT = T->getAs<PointerType>())
+      T = PT->getPointeeType();
+    else
+      break;
+  }
+  return {Levels, T};
+}
+
 } // namespace
 
 ClauseSema::ClauseSema(Sema &S) : S(S) {}
@@ -441,17 +456,7 @@ void ClauseSema::readBound(const ClauseExpr &E, const Expr &X,
   if (!E.IsLength && Found.isSingleResult() && !Dependent)
     if (const auto *VD = dyn_cast<ValueDecl>(Found.getFoundDecl())) {
       // The dimensions the variable's type has: arrays and pointers.
-      unsigned Depth = 0;
-      QualType T = VD->getType().getNonReferenceType();
-      while (!T->isDependentType()) {
-        if (const ArrayType *AT = Ctx.getAsArrayType(T))
-          T = AT->getElementType();
-        else if (const auto *PT = T->getAs<PointerType>())
-          T = PT->getPointeeType();
-        else
-          break;
-        ++Depth;
-      }
+      auto [Depth, T] = indirections(Ctx, VD->getType().getNonReferenceType());
       if (!T->isDependentType() && Depth > 0 && Section.Dims > Depth)
         report(S.getDiagnostics(), Section.Loc, Level::Error,
                "the section '%0' has %1 dimensions, but '%2' has %3")
@@ -461,15 +466,8 @@ void ClauseSema::readBound(const ClauseExpr &E, const Expr &X,
     Shape.IsArray = isa_and_nonnull<ConstantArrayType, VariableArrayType>(Type);
     Shape.RowsArePointers =
         Section.Dims > 1 && !Row.isNull() && Row->isPointerType();
-    for (QualType T = Row; Shape.RowsArePointers && !T->isDependentType();
-         ++Shape.RowLevels) {
-      if (const ArrayType *AT = Ctx.getAsArrayType(T))
-        T = AT->getElementType();
-      else if (const auto *PT = T->getAs<PointerType>())
-        T = PT->getPointeeType();
-      else
-        break;
-    }
+    if (Shape.RowsArePointers)
+      Shape.RowLevels = indirections(Ctx, Row).first;
     // The later dimensions' extents, where the type says.
     Shape.Inner.assign(Section.Dims - 1, DimShape());
     QualType Elem = Row;
