@@ -3,6 +3,14 @@
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
+//
+// The C emitter (Emitters.h): a loop's body outlined into a function of its
+// own, with its context struct, and the call that replaces the loop. One
+// file of a little over 600 lines: the outlining's steps (what the body
+// names, declared again; nested loops' calls moved with it) share one
+// LoopModel walk and its text edits.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Emitters.h"
 #include "SourceRecord.h"

@@ -9,7 +9,9 @@
 // body's subscripts, each index read as an IntPoly over the loop variable,
 // invariants and inner loops' variables, whose ranges (unitRange) give the
 // least and greatest element an iteration touches in each dimension. What it
-// cannot bound it names, at the use, with the clause to write.
+// cannot bound it names, at the use, with the clause to write. A little over
+// 700 lines: the derivation's steps (uses, hulls, groups, rows, clauses)
+// each read the walk's record in turn, and none is used elsewhere.
 //
 //===----------------------------------------------------------------------===//
 

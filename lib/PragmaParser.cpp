@@ -8,7 +8,8 @@
 // forms, and the reading of kernel(...)'s file: the clause grammar of
 // spec/pragma.md in one place, about 900 lines. The schedules and
 // the rule of their argument are the runtime's: fpm/schedules.def and
-// readScheduleArgument() (fpm/schedules.hpp).
+// readScheduleArgument() (fpm/schedules.hpp). Under 900 lines: one parser
+// per clause, sharing the token reader and its diagnostics.
 //
 //===----------------------------------------------------------------------===//
 

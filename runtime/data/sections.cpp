@@ -3,6 +3,13 @@
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
+//
+// The data sections of data/sections.hpp: their checks, the rectangles a
+// range's copies move, and the kernel spec built from fpm_kernel. A little
+// over 600 lines: the spec's checks read the same section arithmetic that
+// the rectangles use, and one rule must serve both.
+//
+//===----------------------------------------------------------------------===//
 
 #include "data/sections.hpp"
 

@@ -3,6 +3,14 @@
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
+//
+// The OpenCL driver (opencl_driver.hpp): a range's uploads, launches and
+// downloads on one device, staged where rows or masks need it, and its
+// recovery when the device fails. A little over 600 lines: one range's
+// commands and their events are one sequence that reads best in one
+// place.
+//
+//===----------------------------------------------------------------------===//
 
 #include "device/opencl_driver.hpp"
 
