@@ -354,11 +354,27 @@ enum fpm_compare {
  * (0 when the test fails at once), or -1 when the loop never ends or its
  * count is not representable: step 0, a step pointing away from the bound,
  * `!=` with a bound the steps never hit exactly, or more than INT64_MAX
- * iterations. Iteration k then has v = lower + k * step, computed in the
- * loop variable's type.
+ * iterations. An unsigned variable wraps around at 2^64, as C's does.
+ * Iteration k then has v = lower + k * step, computed in the loop
+ * variable's type.
  */
 int64_t fpm_trip_count(int64_t lower, int64_t upper, int64_t step, int compare,
                        int is_unsigned);
+
+/*
+ * The same for a loop variable of any integer type, as C runs it: the test
+ * is `(C)v CMP upper` in the comparison's type C (the usual arithmetic
+ * conversions of v's type and the bound's, `long` for `unsigned i < n` with
+ * a long n), and `v += step` wraps around v's type where C says so
+ * (unsigned types; signed ones narrower than int), so that
+ * `for (unsigned char c = 250; c != 4; ++c)` runs 10 times. var_type and
+ * compare_type are FPM_INT_TYPE(T) of the two types; lower is a value of
+ * v's type, upper one of C. Returns -1 as fpm_trip_count does, and also for
+ * a loop that wraps around its type more than a thousand times.
+ */
+#define FPM_INT_TYPE(T) ((int)sizeof(T) * ((T)-1 < (T)0 ? -1 : 1))
+int64_t fpm_trip_count_typed(int64_t lower, int64_t upper, int64_t step,
+                             int compare, int var_type, int compare_type);
 
 /*
  * Sections, as fpm-rewrite describes a loop's data clauses: it evaluates each

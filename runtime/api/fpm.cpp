@@ -20,6 +20,7 @@
 #include "exec/exec.hpp"
 #include "exec/loop_pes.hpp"
 #include "exec/loop_state.hpp"
+#include "exec/trip_count.hpp"
 #include "profiling/benchmark.hpp"
 #include "reduce/reductions.hpp"
 #include "store/online_profiles.hpp"
@@ -414,59 +415,18 @@ extern "C" int fpm_parallel_for(const fpm_loop *loop, int64_t trip_count,
   return fpm_parallel_for_kernel(loop, trip_count, body, context, nullptr);
 }
 
-namespace {
-
-/// The trip count of the canonical loop in exact 128-bit arithmetic.
-__int128 tripCount(__int128 lower, __int128 upper, __int128 step, int compare) {
-  switch (compare) {
-  case FPM_LT:
-    if (!(lower < upper))
-      return 0;
-    return step > 0 ? (upper - lower + step - 1) / step : -1;
-  case FPM_LE:
-    if (!(lower <= upper))
-      return 0;
-    return step > 0 ? (upper - lower) / step + 1 : -1;
-  case FPM_GT:
-    if (!(lower > upper))
-      return 0;
-    return step < 0 ? (lower - upper - step - 1) / -step : -1;
-  case FPM_GE:
-    if (!(lower >= upper))
-      return 0;
-    return step < 0 ? (lower - upper) / -step + 1 : -1;
-  case FPM_NE: {
-    if (lower == upper)
-      return 0;
-    if (step == 0)
-      return -1;
-    const __int128 distance = upper - lower;
-    // Must hit the bound exactly, walking towards it.
-    if (distance % step != 0 || (distance > 0) != (step > 0))
-      return -1;
-    return distance / step;
-  }
-  default:
-    return -1;
-  }
-}
-
-} // namespace
-
 extern "C" int64_t fpm_trip_count(int64_t lower, int64_t upper, int64_t step,
                                   int compare, int is_unsigned) {
-  // Every operand is below 2^64 in magnitude, so sums and differences of
-  // two of them fit in 128 bits with room to spare.
-  const __int128 low =
-      is_unsigned ? static_cast<__int128>(static_cast<std::uint64_t>(lower))
-                  : static_cast<__int128>(lower);
-  const __int128 high =
-      is_unsigned ? static_cast<__int128>(static_cast<std::uint64_t>(upper))
-                  : static_cast<__int128>(upper);
-  const __int128 count = tripCount(low, high, step, compare);
-  if (count < 0 || count > INT64_MAX)
-    return -1;
-  return static_cast<int64_t>(count);
+  const fpm::IntType type{64, is_unsigned == 0};
+  return fpm::tripCount(lower, upper, step, compare, type, type);
+}
+
+extern "C" int64_t fpm_trip_count_typed(int64_t lower, int64_t upper,
+                                        int64_t step, int compare, int var_type,
+                                        int compare_type) {
+  return fpm::tripCount(lower, upper, step, compare,
+                        fpm::IntType::fromCode(var_type),
+                        fpm::IntType::fromCode(compare_type));
 }
 
 extern "C" int64_t fpm_sample_iteration(int64_t trip_count, int sample) {

@@ -523,46 +523,98 @@ TEST(ApiTest, VerboseSaysHowEachLoopWasSplitOnce) {
 
 //===- fpm_trip_count -----------------------------------------------------===//
 
-/// The trip count by running the loop in wide arithmetic; -1 past `cap`.
+/// The trip count by running the loop as C does with a variable of type V
+/// compared in type C; -1 past `cap`.
+template <typename V, typename C>
 std::int64_t bruteForce(std::int64_t lower, std::int64_t upper,
                         std::int64_t step, int compare, std::int64_t cap) {
-  auto holds = [&](std::int64_t v) {
+  const auto bound = static_cast<C>(upper);
+  auto holds = [&](V v) {
+    const auto tested = static_cast<C>(v);
     switch (compare) {
     case FPM_LT:
-      return v < upper;
+      return tested < bound;
     case FPM_LE:
-      return v <= upper;
+      return tested <= bound;
     case FPM_GT:
-      return v > upper;
+      return tested > bound;
     case FPM_GE:
-      return v >= upper;
+      return tested >= bound;
     default:
-      return v != upper;
+      return tested != bound;
     }
   };
   std::int64_t count = 0;
-  for (std::int64_t v = lower; holds(v); v += step)
+  // The sum in 64 bits converted back: the wrap C gives unsigned and narrow
+  // types.
+  for (auto v = static_cast<V>(lower); holds(v);
+       v = static_cast<V>(static_cast<std::uint64_t>(v) +
+                          static_cast<std::uint64_t>(step)))
     if (++count > cap)
       return -1;
   return count;
 }
 
+/// Every lower in `lowers`, bound in `uppers` and step in `steps`, each
+/// comparison: fpm_trip_count_typed against the brute-force loop.
+template <typename V, typename C>
+void expectBruteForce(const std::vector<std::int64_t> &lowers,
+                      const std::vector<std::int64_t> &uppers,
+                      const std::vector<std::int64_t> &steps) {
+  // Finite counts here are under Cap, but for loops that wrap the type
+  // many times, which the brute force cannot tell from endless ones.
+  constexpr std::int64_t Cap = 3000;
+  int mismatches = 0;
+  for (int compare = FPM_LT; compare <= FPM_NE; ++compare)
+    for (std::int64_t step : steps)
+      for (std::int64_t lower : lowers)
+        for (std::int64_t upper : uppers) {
+          const std::int64_t expected =
+              bruteForce<V, C>(lower, upper, step, compare, Cap);
+          const std::int64_t got = fpm_trip_count_typed(
+              static_cast<std::int64_t>(static_cast<V>(lower)),
+              static_cast<std::int64_t>(static_cast<C>(upper)), step, compare,
+              FPM_INT_TYPE(V), FPM_INT_TYPE(C));
+          const bool pastCap = expected == -1 && got > Cap;
+          if (got != expected && !pastCap && ++mismatches <= 5)
+            ADD_FAILURE() << "for (v = " << lower << "; v cmp" << compare << " "
+                          << upper << "; v += " << step << ") var type "
+                          << FPM_INT_TYPE(V) << ", compared as "
+                          << FPM_INT_TYPE(C) << ": got " << got << ", expected "
+                          << expected;
+        }
+  EXPECT_EQ(mismatches, 0);
+}
+
+std::vector<std::int64_t> range(std::int64_t from, std::int64_t to,
+                                std::int64_t by = 1) {
+  std::vector<std::int64_t> values;
+  for (std::int64_t v = from; v <= to; v += by)
+    values.push_back(v);
+  return values;
+}
+
 TEST(TripCountTest, MatchesABruteForceLoopOnSmallRanges) {
-  const std::int64_t steps[] = {-128, -7, -3, -2, -1, 0, 1, 2, 3, 5, 127};
-  // Any finite count here is at most 256; a loop past 300 never ends.
+  const std::vector<std::int64_t> steps = {-128, -7, -3, -2, -1, 0,
+                                           1,    2,  3,  5,  127};
+  // 64-bit variables, as fpm_trip_count takes them (no wrap within reach
+  // but an unsigned one going below 0).
   for (int isUnsigned : {0, 1}) {
-    const std::int64_t low = isUnsigned ? 0 : -128;
-    const std::int64_t high = isUnsigned ? 255 : 127;
     int mismatches = 0;
     for (int compare = FPM_LT; compare <= FPM_NE; ++compare)
       for (std::int64_t step : steps)
-        for (std::int64_t lower = low; lower <= high; ++lower)
-          for (std::int64_t upper = low; upper <= high; ++upper) {
+        for (std::int64_t lower = -128; lower <= 255; ++lower)
+          for (std::int64_t upper = -128; upper <= 255; upper += 3) {
             const std::int64_t expected =
-                bruteForce(lower, upper, step, compare, 300);
+                isUnsigned ? bruteForce<std::uint64_t, std::uint64_t>(
+                                 lower, upper, step, compare, 300)
+                           : bruteForce<std::int64_t, std::int64_t>(
+                                 lower, upper, step, compare, 300);
             const std::int64_t got =
                 fpm_trip_count(lower, upper, step, compare, isUnsigned);
-            if (got != expected && ++mismatches <= 5)
+            // Around 2^64 and back: past the brute force's reach.
+            const bool pastCap = expected == -1 && got > 300;
+            if (got != expected && !pastCap && ++mismatches <= 5)
               ADD_FAILURE()
                   << "for (v = " << lower << "; v cmp" << compare << " "
                   << upper << "; v += " << step << ") unsigned=" << isUnsigned
@@ -570,6 +622,49 @@ TEST(TripCountTest, MatchesABruteForceLoopOnSmallRanges) {
           }
     EXPECT_EQ(mismatches, 0);
   }
+}
+
+// Narrow variables wrap; bounds are compared in the promoted type, so a
+// bound outside the variable's range is not cut down to it.
+TEST(TripCountTest, NarrowVariablesWrapAsCDoes) {
+  const std::vector<std::int64_t> steps = {-128, -7, -3, -2, -1, 0,
+                                           1,    2,  3,  5,  127};
+  const std::vector<std::int64_t> bytes = range(-128, 255, 3);
+  const std::vector<std::int64_t> bounds = range(-300, 300, 7);
+  expectBruteForce<unsigned char, int>(bytes, bounds, steps);
+  expectBruteForce<signed char, int>(bytes, bounds, steps);
+  // `signed char c; c < 10u`: a negative c is compared as a huge unsigned.
+  expectBruteForce<signed char, unsigned>(bytes, bounds, steps);
+}
+
+TEST(TripCountTest, WideVariablesComparedWider) {
+  const std::vector<std::int64_t> steps = {-5, -1, 0, 1, 3, 1000};
+  const std::vector<std::int64_t> near = range(-20, 20);
+  // `unsigned i < n` with a long n, and near the unsigned's ends.
+  std::vector<std::int64_t> lowers = range(-10, 10);
+  for (std::int64_t v : range(0, 10))
+    lowers.push_back(std::int64_t{UINT32_MAX} - v);
+  expectBruteForce<unsigned, long>(lowers, near, steps);
+  expectBruteForce<unsigned short, int>(range(65500, 65535), near, steps);
+  // `int i < u` with an unsigned u: i below 0 reads as a huge unsigned.
+  expectBruteForce<int, unsigned>(near, near, steps);
+}
+
+TEST(TripCountTest, TheIssuesExamples) {
+  // for (unsigned char c = 250; c != 4; ++c): 250 .. 255, 0 .. 3.
+  EXPECT_EQ(fpm_trip_count_typed(250, 4, 1, FPM_NE, FPM_INT_TYPE(unsigned char),
+                                 FPM_INT_TYPE(int)),
+            10);
+  // for (unsigned i = 0; i < n; ++i) with long n = -1: compared as long.
+  EXPECT_EQ(fpm_trip_count_typed(0, -1, 1, FPM_LT, FPM_INT_TYPE(unsigned),
+                                 FPM_INT_TYPE(long)),
+            0);
+  // for (unsigned char c = 0; c <= 255; ++c) never ends.
+  EXPECT_EQ(fpm_trip_count_typed(0, 255, 1, FPM_LE, FPM_INT_TYPE(unsigned char),
+                                 FPM_INT_TYPE(int)),
+            -1);
+  // A type fpm does not know.
+  EXPECT_EQ(fpm_trip_count_typed(0, 10, 1, FPM_LT, 16, 16), -1);
 }
 
 TEST(TripCountTest, Extremes) {
@@ -601,14 +696,23 @@ TEST(TripCountTest, Extremes) {
   // Unsigned: the bounds are uint64_t bit patterns.
   EXPECT_EQ(fpm_trip_count(0, U(UINT64_MAX), 1, FPM_LT, 1), -1);
   EXPECT_EQ(fpm_trip_count(0, U(UINT64_MAX), 2, FPM_LT, 1), -1); // 2^63
-  EXPECT_EQ(fpm_trip_count(0, U(UINT64_MAX), 4, FPM_LT, 1),
-            std::int64_t{1} << 62);
+  // 2^64 - 4 steps on to 0, still below the bound: C's loop never ends.
+  EXPECT_EQ(fpm_trip_count(0, U(UINT64_MAX), 4, FPM_LT, 1), -1);
+  EXPECT_EQ(fpm_trip_count(0, U(UINT64_MAX - 3), 4, FPM_LT, 1),
+            (std::int64_t{1} << 62) - 1);
   EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), 0, -1, FPM_GT, 1), -1);
-  EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), 0, Min, FPM_GE, 1), 2);
+  EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), 0, Min, FPM_GE, 1), -1); // v >= 0
+  EXPECT_EQ(
+      fpm_trip_count(U(UINT64_MAX), U(std::uint64_t{1} << 63), Min, FPM_GE, 1),
+      1);
   EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), U(UINT64_MAX - 10), -1, FPM_GT, 1),
             10);
   EXPECT_EQ(fpm_trip_count(U(UINT64_MAX - 10), U(UINT64_MAX), 1, FPM_LE, 1),
-            11);
+            -1); // v <= UINT64_MAX holds for every v
+  EXPECT_EQ(fpm_trip_count(U(UINT64_MAX - 10), U(UINT64_MAX - 1), 1, FPM_LE, 1),
+            10);
+  // Around 2^64: from 2^64 - 2 to 2, as `!=` and as `<` after the wrap.
+  EXPECT_EQ(fpm_trip_count(U(UINT64_MAX - 1), 2, 1, FPM_NE, 1), 4);
   EXPECT_EQ(fpm_trip_count(U(UINT64_MAX - 10), U(UINT64_MAX), 5, FPM_NE, 1), 2);
   EXPECT_EQ(fpm_trip_count(U(UINT64_MAX), 1, Min, FPM_NE, 1), -1);
   // As signed, the same bits are -1 and 0: the test fails at once.
