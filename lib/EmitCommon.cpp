@@ -320,13 +320,16 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
   llvm::SmallVector<DataArg, 4> Data = dataArgs(P);
   OS << "  const " << Type << " fpm_lower" << S << " = (" << Type << ")("
      << LT.Lower << ");\n";
-  OS << "  const " << Type << " fpm_bound" << S << " = (" << Type << ")("
-     << LT.Bound << ");\n";
+  // The bound in the type the test compares in: cut down to the variable's
+  // type, a long -1 would let an unsigned loop run 2^32 times.
+  const std::string &BoundType = LT.CompareType.empty() ? Type : LT.CompareType;
+  OS << "  const " << BoundType << " fpm_bound" << S << " = (" << BoundType
+     << ")(" << LT.Bound << ");\n";
   OS << "  const " << I64 << " fpm_step" << S << " = " << LT.Step << ";\n";
-  OS << "  const " << I64 << " fpm_trip" << S << " = fpm_trip_count((" << I64
-     << ")fpm_lower" << S << ", (" << I64 << ")fpm_bound" << S << ", fpm_step"
-     << S << ", " << LT.Compare << ", (" << Type << ")-1 > (" << Type
-     << ")0);\n";
+  OS << "  const " << I64 << " fpm_trip" << S << " = fpm_trip_count_typed(("
+     << I64 << ")fpm_lower" << S << ", (" << I64 << ")fpm_bound" << S
+     << ", fpm_step" << S << ", " << LT.Compare << ", FPM_INT_TYPE(" << Type
+     << "), FPM_INT_TYPE(" << BoundType << "));\n";
   OS << "  fpm_loop fpm_info" << S << " = " << Zero << ";\n";
   OS << ExtraDecls;
   if (L.Kernel)

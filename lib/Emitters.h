@@ -82,6 +82,8 @@ struct LoopText {
   std::string Suffix;  // "_<k>": the suffix of the block's names
   std::string VarName; // the loop variable
   std::string Lower, Bound, Step, Compare;
+  /// The type the test compares in, where it is not the variable's.
+  std::string CompareType;
   std::string I64, U64; // int64_t, spelled for the language
   /// Where the text the call replaces starts: the pragma's `#`, or the
   /// `for` when preprocessor lines stand between them.

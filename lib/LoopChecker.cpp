@@ -96,6 +96,9 @@ bool LoopCheck::checkHeader(CanonicalLoop &Loop) {
     return false;
   }
   Loop.Compare = *Compare;
+  if (QualType Type = Bin->LHS->getType();
+      !Type->isDependentType() && Type->isIntegerType())
+    Loop.CompareType = Type.getCanonicalType().getUnqualifiedType();
 
   // incr: `v++`, `++v`, `v--`, `--v`, `v += c`, `v -= c`, `v = v + c`.
   const Expr *Inc = For.getInc();

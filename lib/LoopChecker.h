@@ -32,6 +32,7 @@
 #include "OpenMpRegions.h"
 #include "PragmaParser.h"
 
+#include "clang/AST/Type.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <string>
@@ -61,6 +62,10 @@ struct CanonicalLoop {
   const clang::Expr *Lower = nullptr;
   const clang::Expr *Bound = nullptr;
   LoopCompare Compare = LoopCompare::LT;
+  /// The type the test compares in (the usual arithmetic conversions of the
+  /// variable's type and the bound's: `long` for `unsigned i < n` with a
+  /// long n), canonical; null where it depends on a template parameter.
+  clang::QualType CompareType;
   /// The step's expression; null for `++` and `--` (a step of 1 or -1).
   const clang::Expr *Step = nullptr;
   /// `--` and `-= c`: the step is minus Step (or -1).

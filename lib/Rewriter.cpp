@@ -90,6 +90,11 @@ bool LoopRewriter::rewrite(const LoopModel &L) {
   static const char *const CompareNames[] = {"FPM_LT", "FPM_LE", "FPM_GT",
                                              "FPM_GE", "FPM_NE"};
   LT.Compare = CompareNames[static_cast<int>(Loop.Compare)];
+  if (Loop.CompareType.isNull())
+    LT.CompareType =
+        "decltype(fpm_lower" + LT.Suffix + " + (" + LT.Bound + "))";
+  else if (!Ctx.hasSameUnqualifiedType(Loop.CompareType, Loop.Var->getType()))
+    LT.CompareType = T.type(Loop.CompareType);
   LT.BodyBegin = L.BodyBegin.isValid()
                      ? L.BodyBegin
                      : SM.getExpansionLoc(For->getBody()->getBeginLoc());
