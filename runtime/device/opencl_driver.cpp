@@ -197,6 +197,12 @@ std::string DevicePe::profileName() const {
          " compute unit" + (device->computeUnits() == 1 ? "" : "s");
 }
 
+std::int64_t DevicePe::fill() const {
+  if (device->info().isCpu)
+    return 0;
+  return std::int64_t{device->computeUnits()} * OpenClWorkGroupSize * 4;
+}
+
 void DevicePe::nameTraceLanes() const {
   const opencl::DeviceInfo &info = device->info();
   trace::nameLane(kernelLane(), info.id + " (" + info.name + ")");

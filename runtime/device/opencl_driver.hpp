@@ -47,6 +47,10 @@ struct DevicePe {
   std::string profileId() const;
   /// "<device name>, <k> compute units", for people.
   std::string profileName() const;
+  /// Iterations that fill it: four work-groups per compute unit on a GPU
+  /// (a launch of fewer runs in about the same time); 0 on a CPU device,
+  /// whose work-groups run one after another anyway.
+  std::int64_t fill() const;
 
   /// Its lanes in a trace: the kernels, uploads and downloads, and its
   /// host thread running CPU chunks after a failure.

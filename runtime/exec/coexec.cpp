@@ -298,8 +298,8 @@ PeViews viewPes(const LoopCall &call, const std::string &key,
                 std::int64_t probe, std::int64_t iterations) {
   PeViews views;
   withLoopState(key, [&](LoopState &state) {
-    auto add = [&](std::string id, int workers, bool cpu,
-                   std::size_t pipeline) {
+    auto add = [&](std::string id, int workers, bool cpu, std::size_t pipeline,
+                   std::int64_t fill) {
       PlanPe pe{std::move(id), workers, double(std::max(workers, 1)), true};
       // A speed measured on less than a probe's worth of iterations (a
       // device that got one chunk while it was still compiling) is no
@@ -311,12 +311,13 @@ PeViews viewPes(const LoopCall &call, const std::string &key,
                    it->second.seconds * std::max(workers, 1);
         pe.guessed = false;
       }
-      views.pool.push_back({pe.speed, pe.guessed, workers, cpu, pipeline});
+      views.pool.push_back(
+          {pe.speed, pe.guessed, workers, cpu, pipeline, fill});
       views.plan.push_back(std::move(pe));
     };
     for (const DevicePe &device : devices)
-      add(device.device->info().id, 1, false, device.pipeline);
-    add(std::string(CpuProfileId), cpuWorkers, true, 0);
+      add(device.device->info().id, 1, false, device.pipeline, device.fill());
+    add(std::string(CpuProfileId), cpuWorkers, true, 0, 0);
   });
   for (std::size_t p = 0; p < views.plan.size(); ++p)
     if (views.plan[p].workers > 0)

@@ -60,6 +60,10 @@ struct PoolPe {
   /// said. With 1, and no other worker in the pool, it takes its queue
   /// whole (next()).
   std::size_t pipeline = 0;
+  /// Iterations a range needs to fill the PE (a GPU: work-groups on every
+  /// compute unit): a launch of fewer takes about as long, so no range it
+  /// gets from its own queue, probe or not, is cut below this. 0: none.
+  std::int64_t fill = 0;
 };
 
 class WorkPool {

@@ -580,6 +580,20 @@ TEST(WorkPoolTest, LoneDeviceWithOneRangeInFlightTakesItsQueueWhole) {
   EXPECT_EQ(shared.next(0)->range, (Range{0, 512}));
 }
 
+TEST(WorkPoolTest, NoRangeOfItsOwnIsCutBelowWhatFillsAGpu) {
+  // A GPU that 800 iterations fill, pipelined and probed: its probe and
+  // its halves are 800 at least, and the tail past that is one range.
+  PoolPe gpu = makePe(100, 1, /*guessed=*/true);
+  gpu.pipeline = 2;
+  gpu.fill = 800;
+  WorkPool pool(2048, 64, {gpu, makePe(50, 1, false, true)});
+  pool.queue(0, {0, 2048});
+  EXPECT_EQ(pool.next(0)->range, (Range{0, 832})); // 800, in granules
+  pool.done(0, {0, 832}, 0.01);
+  EXPECT_EQ(pool.next(0)->range, (Range{832, 1664}));
+  EXPECT_EQ(pool.next(0)->range, (Range{1664, 2048}));
+}
+
 TEST(WorkPoolTest, TailStealingTakesFromTheLastToFinish) {
   // PE 0 (100/s) has nothing; PE 1 has 600 at 300/s (2 s left), the CPU
   // team PE 2 400 at 100/s (4 s left): PE 0 steals from PE 2 what it
