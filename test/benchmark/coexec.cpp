@@ -63,8 +63,21 @@
 // beside native / native' and fpm / fpm': the same configuration measured
 // twice, the noise band.
 //
-//   fpm-bench-coexec [--quick] [--overhead] [--calls N] [--matmul N]
-//                    [--stencil M N] [--only matmul|stencil]
+//   fpm-bench-coexec [--gpu] [--quick] [--overhead] [--calls N]
+//                    [--matmul N] [--stencil M N] [--only matmul|stencil]
+//
+// --gpu runs all of the above on a GPU instead of PoCL: the first
+// CL_DEVICE_TYPE_GPU device of the runtime's list (named by its id, say
+// devices "opencl0", so that no other OpenCL device joins in), whole, for
+// T_ocl, the oracle's OpenCL side and the native baseline; a team of all
+// cores (omp_get_num_procs()) for the co-execution, of which the runtime
+// takes one thread to feed the GPU, so T_cpu is devices "cpu" with the
+// other threads; no FPM_OPENCL_CPU_UNITS, no 2-CU row. Default sizes grow
+// to matmul 4096 and stencil 16384 x 8192 (--matmul, --stencil, --quick
+// override them). Without a GPU it prints "no GPU OpenCL device: skipped"
+// and exits 77. FPM_BENCH_DEVICE_TYPE=cpu makes the first CPU device (PoCL)
+// stand in for the GPU, to test these paths without one (bench-coexec-gpu-
+// quick).
 //
 // --quick runs small sizes (the CTest smoke test, bench-coexec-quick); it
 // and the full run exit with status 1 when any result is wrong. This file is
@@ -116,15 +129,19 @@ void check(cl_int status, const char *what) {
 class NativeOpenCl {
 public:
   explicit NativeOpenCl(Workload &workload) : workload_(workload) {
-    cl_device_id root = cpuDevice();
-    if (!root)
-      die("native OpenCL: no CPU device");
-    const cl_device_partition_property byCounts[] = {
-        CL_DEVICE_PARTITION_BY_COUNTS, 1,
-        CL_DEVICE_PARTITION_BY_COUNTS_LIST_END, 0};
-    cl_uint made = 0;
-    check(clCreateSubDevices(root, byCounts, 1, &device_, &made),
-          "clCreateSubDevices");
+    if (gpu) { // the whole device (clReleaseDevice: a no-op on a root one)
+      device_ = gpu->device;
+    } else {
+      cl_device_id root = cpuDevice();
+      if (!root)
+        die("native OpenCL: no CPU device");
+      const cl_device_partition_property byCounts[] = {
+          CL_DEVICE_PARTITION_BY_COUNTS, 1,
+          CL_DEVICE_PARTITION_BY_COUNTS_LIST_END, 0};
+      cl_uint made = 0;
+      check(clCreateSubDevices(root, byCounts, 1, &device_, &made),
+            "clCreateSubDevices");
+    }
     cl_int status = CL_SUCCESS;
     context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &status);
     check(status, "clCreateContext");
@@ -313,26 +330,42 @@ bool runWorkload(Workload &workload, const Options &options) {
   // The co-execution configuration's PEs alone, then the whole machine on
   // one device (PoCL gets both compute units: the team leaves both cores
   // free).
-  fpm("cpu only, 1 thread (T_cpu)", "cpu1", "cpu", nullptr, 1, nullptr);
-  fpm("opencl only, 1 CU (T_ocl)", "ocl1", "gpu", nullptr, 2, "1");
-  fpm("cpu only, 2 threads", "cpu2", "cpu", nullptr, 2, nullptr);
-  fpm("opencl only, 2 CUs", "ocl2", "gpu", nullptr, 2, nullptr);
+  // Under --gpu: the CPU team but the thread that feeds the GPU, the GPU
+  // whole, and all cores (the GPU has no second size).
+  const std::string threads = threadCount(cpuPeThreads());
+  const std::string team = threadCount(teamThreads());
+  if (gpu) {
+    fpm("cpu only, " + threads + " (T_cpu)", "cpu1", "cpu", nullptr,
+        cpuPeThreads(), nullptr);
+    fpm("gpu only, whole device (T_ocl)", "ocl1", openClDevices(), nullptr,
+        teamThreads(), nullptr);
+    fpm("cpu only, " + team, "cpu2", "cpu", nullptr, teamThreads(), nullptr);
+  } else {
+    fpm("cpu only, 1 thread (T_cpu)", "cpu1", "cpu", nullptr, 1, nullptr);
+    fpm("opencl only, 1 CU (T_ocl)", "ocl1", "gpu", nullptr, 2, "1");
+    fpm("cpu only, 2 threads", "cpu2", "cpu", nullptr, 2, nullptr);
+    fpm("opencl only, 2 CUs", "ocl2", "gpu", nullptr, 2, nullptr);
+  }
   auto other = [&](std::string label, Config::Kind kind) {
     Config config;
     config.label = std::move(label);
     config.kind = kind;
     configs.push_back(std::move(config));
   };
-  other("native OpenCL, 1 CU, buffers kept", Config::NativeKept);
-  other("native OpenCL, 1 CU, buffers per call", Config::NativePerCall);
+  const std::string nativeOn = gpu ? "whole GPU" : "1 CU";
+  other("native OpenCL, " + nativeOn + ", buffers kept", Config::NativeKept);
+  other("native OpenCL, " + nativeOn + ", buffers per call",
+        Config::NativePerCall);
   const std::size_t firstSchedule = configs.size();
   // The co-execution configuration: all devices, a team of 2; the runtime
-  // gives PoCL the core the team leaves free.
+  // gives PoCL the core the team leaves free. Under --gpu: the CPU and the
+  // GPU, a team of all cores.
   for (const char *schedule : {"equal", "cpm", "wdah", "gss", "fss", "tss",
                                "gss, 80", "fss, 50", "auto"}) {
     std::string tag = schedule;
     std::replace(tag.begin(), tag.end(), ' ', '_');
-    fpm(std::string("fpm ") + schedule, tag, "all", schedule, 2, nullptr);
+    fpm(std::string("fpm ") + schedule, tag, gpu ? gpu->all.c_str() : "all",
+        schedule, teamThreads(), nullptr);
   }
 
   NativeOpenCl native(workload);
@@ -347,7 +380,7 @@ bool runWorkload(Workload &workload, const Options &options) {
           bench.fpmCall(config.label, bench.loopName(config.tag) + suffix,
                         config.devices, config.schedule, cpuRows);
       setDeviceUnits(nullptr);
-      omp_set_num_threads(2);
+      omp_set_num_threads(teamThreads());
       if (!config.times.empty() && suffix.empty()) // not in the first call
         config.cpuRows += cpuRows;
       return seconds;
@@ -420,8 +453,10 @@ bool runWorkload(Workload &workload, const Options &options) {
               oracleRow);
   const std::size_t firstFpm = firstSchedule + 1;
   const double cpuAlone = rows[0].median, openClAlone = rows[1].median;
-  const double wholeMachine = std::min(rows[2].median, rows[3].median);
-  const double nativeKept = rows[4].median, nativePerCall = rows[5].median;
+  const double wholeMachine =
+      std::min(rows[2].median, rows[gpu ? 1 : 3].median);
+  const double nativeKept = rows[firstSchedule - 2].median,
+               nativePerCall = rows[firstSchedule - 1].median;
   const double oracleSeconds = oracleRow.median;
   const double oracleShare = 1 - oracleRow.cpuShare;
 
@@ -456,9 +491,9 @@ bool runWorkload(Workload &workload, const Options &options) {
     std::printf(" %.2f: %s", static_cast<double>(split) / workload.rows,
                 milliseconds(seconds).c_str());
   std::printf("\n");
-  std::printf("fpm over native OpenCL (1 CU): %+.1f%% against buffers kept, "
+  std::printf("fpm over native OpenCL (%s): %+.1f%% against buffers kept, "
               "%+.1f%% against buffers per call\n",
-              (openClAlone / nativeKept - 1) * 100,
+              nativeOn.c_str(), (openClAlone / nativeKept - 1) * 100,
               (openClAlone / nativePerCall - 1) * 100);
   std::printf("dynamic schedules within 10%% of the oracle:");
   for (std::size_t r = firstFpm; r < rows.size(); ++r) {
@@ -511,12 +546,12 @@ bool runOverhead(Workload &workload, const Options &options) {
   const CpuUse before = CpuUse::now();
   NativeOpenCl native(workload), nativeCopy(workload);
   setDeviceUnits("1");
-  omp_set_num_threads(2);
+  omp_set_num_threads(teamThreads());
   std::int64_t cpuRows = 0;
   auto fpmCall = [&](const char *tag) {
     return bench.fpmCall(std::string("fpm opencl only ") + tag,
-                         bench.loopName(std::string("overhead.") + tag), "gpu",
-                         nullptr, cpuRows);
+                         bench.loopName(std::string("overhead.") + tag),
+                         openClDevices(), nullptr, cpuRows);
   };
   auto nativeCall = [&](NativeOpenCl &which) {
     const double seconds = which.run(true);
@@ -595,11 +630,11 @@ bool runOverhead(Workload &workload, const Options &options) {
               milliseconds(median(times[3])).c_str(), load);
   if (!offsetRatio.empty()) {
     const Band offset = band(offsetRatio);
-    std::printf("PoCL alone (native host code, kernel only): rows [%d, %lld) "
+    std::printf("%s alone (native host code, kernel only): rows [%d, %lld) "
                 "at global offset %d over rows [0, %lld) at offset 0: %.3f "
                 "(%.3f-%.3f; %s ms against %s ms)\n",
-                static_cast<int>(shift), static_cast<long long>(workload.rows),
-                static_cast<int>(shift),
+                gpu ? "the GPU" : "PoCL", static_cast<int>(shift),
+                static_cast<long long>(workload.rows), static_cast<int>(shift),
                 static_cast<long long>(workload.rows - shift), offset.median,
                 offset.low, offset.high, milliseconds(median(shifted)).c_str(),
                 milliseconds(median(atZero)).c_str());
@@ -614,9 +649,21 @@ bool runOverhead(Workload &workload, const Options &options) {
 int main(int argc, char **argv) {
   program = "fpm-bench-coexec";
   Options options;
+  // --gpu first: its default sizes, which --quick and the sizes given
+  // override wherever they stand.
+  const bool onGpu = std::any_of(argv + 1, argv + argc, [](const char *arg) {
+    return std::strcmp(arg, "--gpu") == 0;
+  });
+  if (onGpu) {
+    options.matmulSize = 4096;
+    options.stencilRows = 16384;
+    options.stencilColumns = 8192;
+  }
   for (int i = 1; i < argc; ++i) {
     const bool quick = std::strcmp(argv[i], "--quick") == 0;
-    if (parseWorkloadOption(argc, argv, i, options)) {
+    if (std::strcmp(argv[i], "--gpu") == 0) {
+      continue;
+    } else if (parseWorkloadOption(argc, argv, i, options)) {
       if (quick)
         options.calls = 3;
     } else if (std::strcmp(argv[i], "--calls") == 0 && i + 1 < argc) {
@@ -626,20 +673,28 @@ int main(int argc, char **argv) {
       options.overhead = true;
     } else {
       std::fprintf(stderr,
-                   "usage: fpm-bench-coexec [--quick] [--overhead] [--calls N] "
-                   "[--matmul N] [--stencil M N] [--only matmul|stencil]\n");
+                   "usage: fpm-bench-coexec [--gpu] [--quick] [--overhead] "
+                   "[--calls N] [--matmul N] [--stencil M N] "
+                   "[--only matmul|stencil]\n");
       return 2;
     }
   }
   // The configurations choose devices and schedules per loop.
   clearOverrides();
   const PrivateProfiles profiles;
-  if (!cpuDevice()) {
+  GpuDevice device;
+  if (onGpu) {
+    if (!findGpuDevice(device)) {
+      std::printf("fpm-bench-coexec: no GPU OpenCL device: skipped\n");
+      return 77; // CTest's SKIP_RETURN_CODE
+    }
+    gpu = &device;
+  } else if (!cpuDevice()) {
     std::printf("fpm-bench-coexec: no CPU OpenCL device (PoCL): skipped\n");
     return 77; // CTest's SKIP_RETURN_CODE
   }
   setDeviceUnits(nullptr);
-  omp_set_num_threads(2);
+  omp_set_num_threads(teamThreads());
   // Rounds of the overhead mode: each gives two ratios.
   if (options.overhead && !options.callsGiven && !options.quick)
     options.calls = 15;
@@ -650,7 +705,9 @@ int main(int argc, char **argv) {
                                  "alone against native OpenCL"
                                : "calls per configuration",
               options.quick ? " (--quick)" : "");
-  if (omp_get_num_procs() != 2)
+  if (gpu)
+    describeGpu(*gpu);
+  else if (omp_get_num_procs() != 2)
     std::printf("(written for 2 cores: the co-execution configuration is a "
                 "team of 2 threads)\n\n");
   bool ok = true;

@@ -9,7 +9,8 @@
 // sweep; each with its C++ body, its OpenCL kernel and an exact check), one
 // loop call through fpm with its output poisoned before and checked after, the
 // oracle (the best static CPU/OpenCL split, swept; coexec.cpp's header
-// says how), a private profile store, and how busy the machine was.
+// says how), a private profile store, and how busy the machine was; and,
+// for --gpu, the GPU the OpenCL side runs on (GpuDevice).
 // Header-only: each benchmark is one translation unit.
 //
 //===----------------------------------------------------------------------===//
@@ -19,8 +20,10 @@
 
 #include "store/online_profiles.hpp" // flushProfiles()
 
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+// The runtime's OpenCL device list and ids, for --gpu. Its header targets
+// OpenCL 3.0; the native host code here calls OpenCL 1.2's API.
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include "device/opencl.hpp"
 #include <omp.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -108,10 +111,90 @@ struct CpuUse {
   std::exit(1);
 }
 
+/// --gpu: the OpenCL device every OpenCL side runs on, whole (no
+/// sub-device, no FPM_OPENCL_CPU_UNITS), beside a CPU team of all cores.
+struct GpuDevice {
+  std::string id;       ///< the runtime's PE id ("opencl0"), for devices
+  std::string name;     ///< CL_DEVICE_NAME
+  std::string platform; ///< CL_PLATFORM_NAME
+  cl_device_id device = nullptr; ///< the root device, for native host code
+  /// The runtime lists no other OpenCL device: its "gpu" is this one alone.
+  bool alone = false;
+  int team = 0;    ///< the co-execution team: omp_get_num_procs() threads
+  std::string all; ///< "cpu, <id>": the co-execution's devices
+};
+
+/// Set by main under --gpu; null: the PoCL configuration (1-CU sub-device,
+/// a team of 2).
+inline const GpuDevice *gpu = nullptr;
+
+/// The devices of an OpenCL-only call: the GPU's id under --gpu, else "gpu".
+inline const char *openClDevices() { return gpu ? gpu->id.c_str() : "gpu"; }
+/// The co-execution team: all cores under --gpu, else 2.
+inline int teamThreads() { return gpu ? gpu->team : 2; }
+/// The CPU PE of the co-execution alone (T_cpu): the team but the thread
+/// that feeds the device (the runtime takes one per device from the team).
+inline int cpuPeThreads() { return gpu ? gpu->team - 1 : 1; }
+
+/// "1 thread", "15 threads".
+inline std::string threadCount(int threads) {
+  return std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+}
+
+/// The first device of the type FPM_BENCH_DEVICE_TYPE names ("cpu", for
+/// testing --gpu on PoCL; default "gpu": CL_DEVICE_TYPE_GPU) in the
+/// runtime's device list (platforms, then devices, in order); false if
+/// there is none.
+inline bool findGpuDevice(GpuDevice &found) {
+  const char *type = std::getenv("FPM_BENCH_DEVICE_TYPE");
+  const cl_device_type wanted = type && std::string_view(type) == "cpu"
+                                    ? CL_DEVICE_TYPE_CPU
+                                    : CL_DEVICE_TYPE_GPU;
+  const std::vector<opencl::DeviceInfo> &devices = opencl::devices();
+  for (const opencl::DeviceInfo &info : devices) {
+    cl_device_type kind = 0;
+    if (clGetDeviceInfo(info.device, CL_DEVICE_TYPE, sizeof kind, &kind,
+                        nullptr) != CL_SUCCESS ||
+        !(kind & wanted))
+      continue;
+    found.id = info.id;
+    found.name = info.name;
+    found.platform = info.platformName;
+    found.device = info.device;
+    found.alone = devices.size() == 1;
+    found.team = std::max(omp_get_num_procs(), 2);
+    found.all = "cpu, " + info.id;
+    return true;
+  }
+  return false;
+}
+
+/// What main prints under --gpu: the device, the team, the other devices.
+inline void describeGpu(const GpuDevice &device) {
+  std::printf("GPU: %s = %s (platform %s), whole device%s\n", device.id.c_str(),
+              device.name.c_str(), device.platform.c_str(),
+              std::getenv("FPM_BENCH_DEVICE_TYPE")
+                  ? " (FPM_BENCH_DEVICE_TYPE: a testing stand-in)"
+                  : "");
+  std::printf("co-execution: devices \"%s\", a team of %s (%d run%s the C++ "
+              "body, 1 feeds the GPU); T_cpu: devices \"cpu\", %s; T_ocl: "
+              "devices \"%s\"\n",
+              device.all.c_str(), threadCount(device.team).c_str(),
+              device.team - 1, device.team == 2 ? "s" : "",
+              threadCount(device.team - 1).c_str(), device.id.c_str());
+  for (const opencl::DeviceInfo &info : opencl::devices())
+    if (info.id != device.id)
+      std::printf("another OpenCL device, not used: %s = %s (platform %s)\n",
+                  info.id.c_str(), info.name.c_str(),
+                  info.platformName.c_str());
+  std::printf("\n");
+}
+
 /// FPM_OPENCL_CPU_UNITS for the next calls; null unsets it (the runtime's
-/// default: the cores the CPU team leaves free). Set only between calls.
+/// default: the cores the CPU team leaves free). Set only between calls;
+/// never under --gpu.
 inline void setDeviceUnits(const char *units) {
-  if (units)
+  if (units && !gpu)
     setenv("FPM_OPENCL_CPU_UNITS", units, 1);
   else
     unsetenv("FPM_OPENCL_CPU_UNITS");
@@ -433,7 +516,7 @@ inline std::string Workload::runOpenClPart(const std::string &name,
   std::atomic<std::int64_t> counted{0};
   fpm_loop loop{};
   loop.name = name.c_str();
-  loop.devices = "gpu";
+  loop.devices = openClDevices();
   BodyContext context{this, 0, &counted};
   const fpm_kernel description = kernel();
   if (fpm_parallel_for_kernel(&loop, split, cpuBody, &context, &description) !=
@@ -516,7 +599,8 @@ private:
 
 /// Two threads that stay up across the sweep: one runs rows [0, split) on
 /// OpenCL, the other rows [split, T) on the CPU, each with 1 OpenMP thread
-/// (the workload's runOpenClPart and runCpuPart).
+/// (under --gpu the CPU side has cpuPeThreads(); the workload's
+/// runOpenClPart and runCpuPart).
 class SplitRunner {
 public:
   explicit SplitRunner(Bench &bench) : bench_(bench) {
@@ -546,7 +630,7 @@ public:
 
 private:
   void work(int side) {
-    omp_set_num_threads(1);
+    omp_set_num_threads(side == 0 ? 1 : cpuPeThreads());
     Workload &workload = bench_.workload();
     const std::string name =
         "coexec." + workload.name + ".oracle." + (side == 0 ? "opencl" : "cpu");

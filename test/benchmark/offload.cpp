@@ -66,13 +66,21 @@
 // and T_ocl the pragma'd loop alone on each PE; the best single PE
 // min(T_cpu, T_ocl) / T (a speedup); T / the best static split.
 //
-//   fpm-bench-offload [--quick] [--rounds N] [--matmul N] [--stencil M N]
+//   fpm-bench-offload [--gpu] [--quick] [--rounds N] [--matmul N]
+//                     [--stencil M N]
 //                     [--only matmul|stencil|columns|blocks|rowptr|masked]
 //
 // `--only masked` times a scattered-write loop instead (offload_masked.c: a
 // covariance fill whose section is all of cov at every iteration, merged
 // through a write mask) against the same loop on the CPU alone and against
 // unmasked rows (runMasked).
+//
+// --gpu runs the same on a GPU instead of PoCL, as fpm-bench-coexec --gpu
+// (its header says how): the GPU whole, a team of all cores, T_cpu on all
+// threads but the one that feeds the GPU, default sizes matmul 4096 and
+// stencil 16384 x 8192. The pragmas say devices(gpu), every OpenCL device
+// the runtime finds: it skips (77) unless the GPU is the only one.
+// FPM_BENCH_DEVICE_TYPE=cpu lets PoCL stand in for the GPU (testing).
 //
 // --quick (small sizes, 2 rounds) is the CTest test bench-offload-quick: it
 // checks results, never times. Exit status 77 when there is no CPU OpenCL
@@ -517,13 +525,22 @@ bool runWorkload(Workload &workload, Pragma &pragma, const Options &options,
     configs.push_back(std::move(config));
   };
   enum { GeneratedKernel, HandKernel, GeneratedCpu, HandCpu, Coexecuted };
-  pragmad("generated kernel: pragma, devices(gpu), PoCL (T_ocl)", Copy::Gpu, 2);
-  handWritten("hand-written kernel: fpm_parallel_for_kernel, PoCL", "gpu", 2);
-  pragmad("generated CPU body: pragma, devices(cpu), 1 thread (T_cpu)",
-          Copy::Cpu, 1);
-  handWritten("hand-written C++ body: fpm_parallel_for, 1 thread", "cpu", 1);
-  pragmad("co-executed: pragma, default devices, CPU thread + PoCL", Copy::All,
-          2);
+  // Under --gpu: the GPU whole, the CPU team but the thread that feeds it.
+  const std::string device = gpu ? "the GPU" : "PoCL";
+  const std::string threads = threadCount(cpuPeThreads());
+  pragmad("generated kernel: pragma, devices(gpu), " + device + " (T_ocl)",
+          Copy::Gpu, teamThreads());
+  handWritten("hand-written kernel: fpm_parallel_for_kernel, " + device,
+              openClDevices(), teamThreads());
+  pragmad("generated CPU body: pragma, devices(cpu), " + threads + " (T_cpu)",
+          Copy::Cpu, cpuPeThreads());
+  handWritten("hand-written C++ body: fpm_parallel_for, " + threads, "cpu",
+              cpuPeThreads());
+  pragmad(gpu ? "co-executed: pragma, default devices, " + threads +
+                    " + the GPU"
+              : std::string("co-executed: pragma, default devices, CPU "
+                            "thread + PoCL"),
+          Copy::All, teamThreads());
 
   auto call = [&](Config &config) {
     omp_set_num_threads(config.threads);
@@ -538,14 +555,14 @@ bool runWorkload(Workload &workload, Pragma &pragma, const Options &options,
       std::int64_t cpuRows = 0;
       seconds = handBench.fpmCall(config.label, config.loop, config.devices,
                                   nullptr, cpuRows);
-      if (std::strcmp(config.devices, "gpu") == 0 && cpuRows > 0) {
+      if (std::strcmp(config.devices, openClDevices()) == 0 && cpuRows > 0) {
         std::fprintf(stderr, "%s: %s, %s: %lld rows ran on the CPU\n", program,
                      workload.name.c_str(), config.label.c_str(),
                      static_cast<long long>(cpuRows));
         handBench.ok = false;
       }
     }
-    omp_set_num_threads(2);
+    omp_set_num_threads(teamThreads());
     return seconds;
   };
   for (Config &config : configs)
@@ -627,12 +644,14 @@ bool runWorkload(Workload &workload, Pragma &pragma, const Options &options,
   }
   const Spread cpuRatio =
       ratios(configs[GeneratedCpu].rounds, configs[HandCpu].rounds);
-  std::printf("\ngenerated / hand-written kernel on PoCL: %.3f (per round "
+  std::printf("\ngenerated / hand-written kernel on %s: %.3f (per round "
               "%.3f-%.3f)\n",
+              device.c_str(),
               summary.generated.median / summary.handWritten.median,
               summary.kernelRatio.low, summary.kernelRatio.high);
-  std::printf("generated / hand-written CPU body, 1 thread: %.3f (per round "
+  std::printf("generated / hand-written CPU body, %s: %.3f (per round "
               "%.3f-%.3f)\n",
+              threads.c_str(),
               summary.cpuAlone / median(configs[HandCpu].times), cpuRatio.low,
               cpuRatio.high);
   std::printf(
@@ -679,7 +698,7 @@ bool runMasked(const Options &options) {
   const CpuUse before = CpuUse::now();
 
   struct Run {
-    const char *label = nullptr;
+    std::string label;
     int copy = 0;    ///< fpm_bench_covariance's
     int threads = 2; ///< the OpenMP team
     bool mirrored = true;
@@ -687,21 +706,29 @@ bool runMasked(const Options &options) {
   };
   enum { MaskedOcl, RowsOcl, Cpu1, Cpu2, All };
   std::vector<Run> runs;
-  auto add = [&](const char *label, int copy, int threads, bool mirrored) {
+  auto add = [&](std::string label, int copy, int threads, bool mirrored) {
     Run run;
-    run.label = label;
+    run.label = std::move(label);
     run.copy = copy;
     run.threads = threads;
     run.mirrored = mirrored;
     runs.push_back(std::move(run));
   };
-  add("masked: out(cov[0:n][0:n]), devices(gpu), PoCL (T_ocl)", 0, 2, true);
-  add("rows, no mask: inout(cov[i:1][0:n]) without the mirror, devices(gpu), "
-      "PoCL",
-      3, 2, false);
-  add("masked loop, devices(cpu), 1 thread (T_cpu)", 1, 1, true);
-  add("masked loop, devices(cpu), 2 threads (CPU only)", 1, 2, true);
-  add("masked loop, default devices: CPU thread + PoCL (T)", 2, 2, true);
+  // Under --gpu: the GPU whole, the CPU team but the thread that feeds it.
+  const std::string device = gpu ? "the GPU" : "PoCL";
+  const std::string threads = threadCount(cpuPeThreads());
+  const std::string team = threadCount(teamThreads());
+  const int all = teamThreads(), cpuPe = cpuPeThreads();
+  add("masked: out(cov[0:n][0:n]), devices(gpu), " + device + " (T_ocl)", 0,
+      all, true);
+  add("rows, no mask: inout(cov[i:1][0:n]) without the mirror, devices(gpu), " +
+          device,
+      3, all, false);
+  add("masked loop, devices(cpu), " + threads + " (T_cpu)", 1, cpuPe, true);
+  add("masked loop, devices(cpu), " + team + " (CPU only)", 1, all, true);
+  add(gpu ? "masked loop, default devices: " + threads + " + the GPU (T)"
+          : std::string("masked loop, default devices: CPU thread + PoCL (T)"),
+      2, all, true);
   bool ok = true;
   auto call = [&](Run &run) {
     omp_set_num_threads(run.threads);
@@ -709,16 +736,16 @@ bool runMasked(const Options &options) {
     const Clock::time_point start = Clock::now();
     fpm_bench_covariance(run.copy, m, n, data.data(), cov.data(), 0, n);
     const double seconds = since(start);
-    omp_set_num_threads(2);
+    omp_set_num_threads(teamThreads());
     for (std::size_t e = 0; e < cells && ok; ++e) {
       // Without the mirror only the upper triangle is written.
       const bool upper =
           e % static_cast<std::size_t>(n) >= e / static_cast<std::size_t>(n);
       if ((run.mirrored || upper) && !(cov[e] == reference[e])) {
-        std::fprintf(stderr,
-                     "%s: masked, %s: cov[%zu][%zu] = %g, expected %g\n",
-                     program, run.label, e / static_cast<std::size_t>(n),
-                     e % static_cast<std::size_t>(n), cov[e], reference[e]);
+        std::fprintf(
+            stderr, "%s: masked, %s: cov[%zu][%zu] = %g, expected %g\n",
+            program, run.label.c_str(), e / static_cast<std::size_t>(n),
+            e % static_cast<std::size_t>(n), cov[e], reference[e]);
         ok = false;
       }
     }
@@ -748,7 +775,7 @@ bool runMasked(const Options &options) {
   std::printf("| --- | ---: | ---: |\n");
   for (const Run &run : runs) {
     const Spread s = spread(run.times);
-    std::printf("| %s | %s | %s-%s |\n", run.label,
+    std::printf("| %s | %s | %s-%s |\n", run.label.c_str(),
                 milliseconds(s.median).c_str(), milliseconds(s.low).c_str(),
                 milliseconds(s.high).c_str());
   }
@@ -763,10 +790,12 @@ bool runMasked(const Options &options) {
   const double tCpu = median(runs[Cpu1].times),
                tOcl = median(runs[MaskedOcl].times),
                t = median(runs[All].times);
-  std::printf("\nmasked / unmasked rows on PoCL (what the mask costs): ");
+  std::printf("\nmasked / unmasked rows on %s (what the mask costs): ",
+              device.c_str());
   ratio(MaskedOcl, RowsOcl);
-  std::printf("\nCPU only, 2 threads / co-executed with PoCL (speedup of "
-              "offloading with masks): ");
+  std::printf("\nCPU only, %s / co-executed with %s (speedup of "
+              "offloading with masks): ",
+              team.c_str(), device.c_str());
   ratio(Cpu2, All);
   std::printf("\nco-executed: efficiency (1/(1/T_cpu + 1/T_ocl)) / T = %.3f; "
               "best single PE / T = %.2fx\n",
@@ -809,15 +838,28 @@ void printSummary(const std::vector<Summary> &summaries) {
 int main(int argc, char **argv) {
   program = "fpm-bench-offload";
   Options options;
+  // --gpu first: its default sizes, which --quick and the sizes given
+  // override wherever they stand.
+  const bool onGpu = std::any_of(argv + 1, argv + argc, [](const char *arg) {
+    return std::strcmp(arg, "--gpu") == 0;
+  });
+  if (onGpu) {
+    options.matmulSize = 4096;
+    options.stencilRows = 16384;
+    options.stencilColumns = 8192;
+  }
   for (int i = 1; i < argc; ++i) {
     const bool quick = std::strcmp(argv[i], "--quick") == 0;
-    if (parseWorkloadOption(argc, argv, i, options)) {
+    if (std::strcmp(argv[i], "--gpu") == 0) {
+      continue;
+    } else if (parseWorkloadOption(argc, argv, i, options)) {
       if (quick)
         options.rounds = 2;
     } else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
       options.rounds = std::max(1, std::atoi(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: fpm-bench-offload [--quick] [--rounds N] "
+      std::fprintf(stderr, "usage: fpm-bench-offload [--gpu] [--quick] "
+                           "[--rounds N] "
                            "[--matmul N] [--stencil M N] "
                            "[--only "
                            "matmul|stencil|columns|blocks|rowptr|masked]\n");
@@ -827,17 +869,41 @@ int main(int argc, char **argv) {
   // They would override the pragmas' devices and schedules.
   clearOverrides();
   const PrivateProfiles profiles;
-  if (!cpuDevice()) {
+  GpuDevice device;
+  if (onGpu) {
+    if (!findGpuDevice(device)) {
+      std::printf("fpm-bench-offload: no GPU OpenCL device: skipped\n");
+      return 77; // CTest's SKIP_RETURN_CODE
+    }
+    // The pragmas say devices(gpu): every OpenCL device the runtime finds.
+    if (!device.alone) {
+      std::printf("fpm-bench-offload: --gpu: the runtime finds OpenCL devices "
+                  "besides %s (%s), which the pragmas' devices(gpu) would use "
+                  "too; make the GPU's ICD the only one (OCL_ICD_VENDORS): "
+                  "skipped\n",
+                  device.id.c_str(), device.name.c_str());
+      return 77;
+    }
+    gpu = &device;
+  } else if (!cpuDevice()) {
     std::printf("fpm-bench-offload: no CPU OpenCL device (PoCL): skipped\n");
     return 77; // CTest's SKIP_RETURN_CODE
   }
   setDeviceUnits("1");
-  omp_set_num_threads(2);
-  std::printf("fpm-bench-offload: %d cores, PoCL on 1 compute unit, %d "
-              "rounds after a warm-up%s\n\n",
-              omp_get_num_procs(), options.rounds,
-              options.quick ? " (--quick)" : "");
-  if (omp_get_num_procs() != 2)
+  omp_set_num_threads(teamThreads());
+  if (gpu)
+    std::printf("fpm-bench-offload: %d cores, the GPU whole, %d rounds after "
+                "a warm-up%s\n\n",
+                omp_get_num_procs(), options.rounds,
+                options.quick ? " (--quick)" : "");
+  else
+    std::printf("fpm-bench-offload: %d cores, PoCL on 1 compute unit, %d "
+                "rounds after a warm-up%s\n\n",
+                omp_get_num_procs(), options.rounds,
+                options.quick ? " (--quick)" : "");
+  if (gpu)
+    describeGpu(*gpu);
+  else if (omp_get_num_procs() != 2)
     std::printf("(written for 2 cores: the co-executed loop runs on a team "
                 "of 2 threads)\n\n");
   bool ok = true;
