@@ -19,6 +19,9 @@
  *                                the same message, and the next loop runs
  *   mpi_loops alone              rank 0 alone calls a loop, the others
  *                                finish: the job must end (FPM_MPI_TIMEOUT)
+ *   mpi_loops killed             the rank MPI_LOOPS_KILL_RANK names kills
+ *                                itself (SIGKILL) inside a loop body: the
+ *                                job must end, in error, with a message
  *
  * Prints "mpi_loops: ok" on rank 0 and exits 0 on success; any mismatch is
  * reported on stderr and exits 1 on every rank. */
@@ -26,6 +29,7 @@
 #include "fpm/fpm_mpi.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -521,6 +525,30 @@ static void runAlone(void) {
   }
 }
 
+/* Counts as countBody does; on the rank to kill, dies in its first chunk. */
+static int killedBody(int64_t begin, int64_t end, void *context) {
+  const char *victim = getenv("MPI_LOOPS_KILL_RANK");
+  if (victim && atoi(victim) == rank)
+    raise(SIGKILL);
+  return countBody(begin, end, context);
+}
+
+static void runKilled(void) {
+  const int64_t T = 4000;
+  int64_t *buffer = calloc((size_t)T + 1, sizeof *buffer);
+  fpm_arg data = array(FPM_ARG_OUT, buffer + 1, sizeof *buffer, T, 0, 1, 1);
+  fpm_loop loop;
+  memset(&loop, 0, sizeof loop);
+  loop.name = "mpi.killed";
+  loop.data = &data;
+  loop.data_count = 1;
+  for (int call = 0; call < 3; ++call)
+    check(fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, T, killedBody, buffer + 1,
+                               NULL),
+          "killed loop", "auto");
+  fail("a loop whose rank was killed returned", "auto");
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
@@ -528,7 +556,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   if (argc < 2) {
     fprintf(stderr, "usage: mpi_loops check SCHEDULE... | slow | kernel | "
-                    "disagree | alone\n");
+                    "disagree | alone | killed\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   if (strcmp(argv[1], "check") == 0) {
@@ -549,6 +577,8 @@ int main(int argc, char **argv) {
     checkDisagreement();
   } else if (strcmp(argv[1], "alone") == 0) {
     runAlone();
+  } else if (strcmp(argv[1], "killed") == 0) {
+    runKilled();
   } else {
     fprintf(stderr, "mpi_loops: unknown mode '%s'\n", argv[1]);
     MPI_Abort(MPI_COMM_WORLD, 2);
