@@ -28,6 +28,7 @@
 #include "mpi/section_broadcast.hpp"
 #include "reduce/reductions.hpp"
 #include "support/environment.hpp"
+#include "trace/trace.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -566,6 +567,14 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
 } // namespace
 
 int runAcross(MPI_Comm comm, const LoopArguments &arguments) {
+  // Every rank would write FPM_TRACE's file at exit, the last one winning.
+  static std::once_flag traceNamed;
+  std::call_once(traceNamed, [] {
+    int rank = 0, ranks = 1;
+    if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS &&
+        MPI_Comm_size(MPI_COMM_WORLD, &ranks) == MPI_SUCCESS && ranks > 1)
+      trace::traceAsRank(rank);
+  });
   try {
     return clusterLoop(comm, arguments);
   } catch (const std::invalid_argument &error) {
