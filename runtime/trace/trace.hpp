@@ -11,7 +11,8 @@
 //    their own events; lanes named by "thread_name" metadata. The file is
 //    written once, at exit (or by flush()), one per rank under MPI
 //    (traceAsRank), atomically (a device or FIFO
-//    such as /dev/null is written in place, a link's target is written;
+//    such as /dev/null is written in place, in bounded time; a link's
+//    target is written;
 //    support/atomic_file.hpp's writeUserFile), and opens in Perfetto and
 //    chrome://tracing;
 //  - per-loop busy-time statistics, printed at exit under FPM_VERBOSE:
