@@ -13,7 +13,15 @@
  * Every call here is collective: every rank of `comm` calls it for the same
  * loop, in the same order as its other collective calls, with the same trip
  * count, schedule, body and data (SPMD: the arrays the loop reads hold the
- * same values on every rank). The iterations are split across the ranks:
+ * same values on every rank). Each call checks first that the ranks agree
+ * (loop, trip count, schedule, grain, sections, reductions); where they do
+ * not, it returns FPM_ERROR_INVALID_ARGUMENT on every rank, fpm_last_error()
+ * saying what differs ("loop 'heat' called with 1000 iterations on rank 0
+ * but 999 on rank 2"). A rank that waits more than FPM_MPI_TIMEOUT seconds
+ * (default 60) for the others to call the loop says so on stderr and
+ * aborts the job (MPI_Abort): a loop only some ranks reach must be called
+ * through fpm_parallel_for (fpm.h), which runs on the calling rank alone.
+ * The iterations are split across the ranks:
  *  - a static schedule (or "auto") splits by node-level FPMs: each rank's
  *    time for w iterations at the split its own planner makes of them over
  *    its PEs (the same schedule), from their stored profiles; or, without
@@ -42,7 +50,8 @@
  * requests from a thread, else between its own chunks).
  *
  * Environment (besides fpm.h's, read on every rank): FPM_VERBOSE=1 prints
- * on rank 0 how each loop was split across the ranks;
+ * on rank 0 how each loop was split across the ranks; FPM_MPI_TIMEOUT=s
+ * bounds the wait for the other ranks at a call (above);
  * FPM_MPI_ALL_STDOUT=1 keeps every rank's stdout under
  * fpm_mpi_route_loops(); FPM_TEST_SLOW_RANK=r:f (tests) makes rank r
  * f times slower.

@@ -24,9 +24,11 @@
 #include "exec/loop_state.hpp"
 #include "exec/schedule_string.hpp"
 #include "exec/verbose_splits.hpp"
+#include "mpi/agreement.hpp"
 #include "mpi/section_broadcast.hpp"
 #include "reduce/reductions.hpp"
 #include "support/environment.hpp"
+#include "trace/trace.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -434,6 +436,28 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
   const std::string key = loopKey(names);
   const fpm_loop defaults{};
   const fpm_loop &loop = arguments.loop ? *arguments.loop : defaults;
+  const std::string_view scheduleText =
+      !environment.schedule.empty()
+          ? environment.schedule
+          : std::string_view(loop.schedule ? loop.schedule : "");
+  // First, before anything that depends on the arguments: ranks that
+  // disagree would run different collectives (or overflow the buffers
+  // sized by rank 0's trip count), and a rank that never comes would keep
+  // the others waiting.
+  const bool goodDataList =
+      loop.data_count >= 0 && (loop.data_count == 0 || loop.data);
+  if (const std::string disagreement = agreeOnLoop(
+          comm,
+          loopShape(loopLabel(names), arguments.tripCount,
+                    std::string(scheduleText), loop.grain,
+                    goodDataList ? std::span<const fpm_arg>(
+                                       loop.data, static_cast<std::size_t>(
+                                                      loop.data_count))
+                                 : std::span<const fpm_arg>(),
+                    arguments.reductions),
+          std::chrono::seconds(mpiEnvironment.timeoutSeconds));
+      !disagreement.empty())
+    return setLastError(FPM_ERROR_INVALID_ARGUMENT, disagreement);
   if (arguments.tripCount < 0)
     return setLastError(FPM_ERROR_INVALID_ARGUMENT,
                         "the trip count must be >= 0, got " +
@@ -449,12 +473,8 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
                     ranks == 1 || arguments.tripCount == 0
                         ? "one rank"
                         : "no data clauses say what it writes");
-  // Checked here, on every rank alike, so that a bad loop fails before any
-  // message: every rank sees the same arguments.
-  const std::string_view scheduleText =
-      !environment.schedule.empty()
-          ? environment.schedule
-          : std::string_view(loop.schedule ? loop.schedule : "");
+  // Checked here, on every rank alike (they agreed on the arguments), so
+  // that a bad loop fails before any other message.
   const LoopSchedule schedule = parseLoopSchedule(scheduleText);
   checkLoopData(data, arguments.tripCount);
   // A written section the same for every iteration (a whole-array out of a
@@ -547,6 +567,14 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
 } // namespace
 
 int runAcross(MPI_Comm comm, const LoopArguments &arguments) {
+  // Every rank would write FPM_TRACE's file at exit, the last one winning.
+  static std::once_flag traceNamed;
+  std::call_once(traceNamed, [] {
+    int rank = 0, ranks = 1;
+    if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS &&
+        MPI_Comm_size(MPI_COMM_WORLD, &ranks) == MPI_SUCCESS && ranks > 1)
+      trace::traceAsRank(rank);
+  });
   try {
     return clusterLoop(comm, arguments);
   } catch (const std::invalid_argument &error) {

@@ -7,12 +7,15 @@
 #include "support/atomic_file.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <optional>
+#include <poll.h>
 #include <stdexcept>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <utility>
 
@@ -65,7 +68,14 @@ private:
   int fd_;
 };
 
-/// Writes all of `bytes` to `fd`; 0, or the errno of the failure.
+/// How long a FIFO may have no reader when it is opened, and a reader may
+/// take nothing, before a write in place gives up: a trace written at exit
+/// must not keep the program alive for ever.
+constexpr std::chrono::milliseconds FifoReaderWait{2000};
+constexpr int StalledWriteMs = 10000;
+
+/// Writes all of `bytes` to `fd`, which may be non-blocking; 0, or the
+/// errno of the failure (ETIMEDOUT: nothing was taken for StalledWriteMs).
 int writeAll(int fd, std::string_view bytes) {
   const char *data = bytes.data();
   std::size_t left = bytes.size();
@@ -73,6 +83,15 @@ int writeAll(int fd, std::string_view bytes) {
     ssize_t written = ::write(fd, data, left);
     if (written < 0 && errno == EINTR)
       continue;
+    if (written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd ready{fd, POLLOUT, 0};
+      const int polled = ::poll(&ready, 1, StalledWriteMs);
+      if (polled == 0)
+        return ETIMEDOUT;
+      if (polled < 0 && errno != EINTR)
+        return errno;
+      continue;
+    }
     if (written < 0)
       return errno;
     if (written == 0)
@@ -83,13 +102,35 @@ int writeAll(int fd, std::string_view bytes) {
   return 0;
 }
 
-/// Opens `path` as it is and writes `bytes` over what it holds.
+/// Opens `path` as it is and writes `bytes` over what it holds, never
+/// waiting without a bound: a FIFO that no process reads (opening it
+/// would wait for one) is given FifoReaderWait to get a reader, and a
+/// reader StalledWriteMs to take each part.
 void writeInPlace(const std::filesystem::path &path, std::string_view bytes) {
-  Descriptor fd(
-      ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY));
+  const auto giveUp = std::chrono::steady_clock::now() + FifoReaderWait;
+  int opened = -1;
+  for (;;) {
+    opened = ::open(path.c_str(),
+                    O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct stat status{};
+    if (opened >= 0 || errno != ENXIO || ::stat(path.c_str(), &status) != 0 ||
+        !S_ISFIFO(status.st_mode))
+      break;
+    if (std::chrono::steady_clock::now() >= giveUp)
+      throw std::runtime_error(
+          path.string() + ": a FIFO that no process reads (waited " +
+          std::to_string(FifoReaderWait.count() / 1000) +
+          " s); nothing written: start its reader first, or name a file");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  Descriptor fd(opened);
   if (fd.get() < 0)
     fail(path, "cannot open", errno);
-  if (int error = writeAll(fd.get(), bytes); error != 0)
+  if (int error = writeAll(fd.get(), bytes); error == ETIMEDOUT)
+    throw std::runtime_error(path.string() + ": its reader took nothing for " +
+                             std::to_string(StalledWriteMs / 1000) +
+                             " s; the rest is not written");
+  else if (error != 0)
     fail(path, "cannot write", error);
   if (::close(fd.release()) != 0)
     fail(path, "cannot write", errno);

@@ -34,9 +34,11 @@ void writeFileAtomically(const std::filesystem::path &path,
 /// written in place, never replaced; a symbolic link is followed and its
 /// target written, atomically as writeFileAtomically does when the target
 /// is a regular file or does not exist yet, the link kept; a regular file
-/// is replaced atomically. Throws std::runtime_error("PATH: is a
-/// directory") or ("PATH: cannot ...: <strerror>"), such as /dev/full's
-/// "PATH: cannot write: No space left on device".
+/// is replaced atomically. Never waits without a bound: a FIFO that no
+/// process reads within 2 s, or whose reader takes nothing for 10 s, is an
+/// error. Throws std::runtime_error("PATH: is a directory"), ("PATH: a
+/// FIFO that no process reads ...") or ("PATH: cannot ...: <strerror>"),
+/// such as /dev/full's "PATH: cannot write: No space left on device".
 void writeUserFile(const std::filesystem::path &path, std::string_view bytes);
 
 /// The whole content of `path`. Throws

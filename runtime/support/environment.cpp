@@ -107,6 +107,11 @@ MpiEnvironment readMpiEnvironment() {
           text + "'");
     environment.slowRank = rank;
   }
+  // Up to a week: a job whose ranks reach a loop further apart than that
+  // is waiting on something else.
+  if (const std::optional<long> seconds =
+          integerFromEnvironment("FPM_MPI_TIMEOUT", 1, 7 * 24 * 3600))
+    environment.timeoutSeconds = *seconds;
   return environment;
 }
 

@@ -60,6 +60,9 @@ struct MpiEnvironment {
     double factor = 1;
   };
   std::optional<SlowRank> slowRank;
+  /// FPM_MPI_TIMEOUT: how many seconds a rank waits for the others to call
+  /// the same loop before it aborts the job (a loop only some ranks reach).
+  long timeoutSeconds = 60;
 };
 /// Reads them, as readLoopEnvironment() does.
 MpiEnvironment readMpiEnvironment();

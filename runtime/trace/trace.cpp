@@ -30,6 +30,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -88,6 +89,7 @@ struct Recorder {
   std::mutex mutex;
   std::filesystem::path file;
   bool failureReported = false; // for `file`: report a bad path once
+  bool namedForRank = false;    // traceAsRank renamed `file` already
   // Interned strings: the deque keeps each string at a stable address, so
   // the index can key on string_views of them.
   std::deque<std::string> strings;
@@ -373,7 +375,28 @@ void setTraceFile(const std::filesystem::path &file) {
   std::lock_guard lock(r.mutex);
   r.file = file;
   r.failureReported = false;
+  r.namedForRank = false;
   r.tracing = !file.empty();
+}
+
+std::filesystem::path fileForRank(const std::filesystem::path &file, int rank) {
+  std::filesystem::path named = file;
+  named.replace_filename(file.stem().string() + ".rank" + std::to_string(rank) +
+                         file.extension().string());
+  return named;
+}
+
+void traceAsRank(int rank) {
+  Recorder &r = recorder();
+  std::lock_guard lock(r.mutex);
+  if (r.file.empty() || r.namedForRank)
+    return;
+  r.namedForRank = true;
+  struct stat status{};
+  if (::stat(r.file.c_str(), &status) == 0 && !S_ISREG(status.st_mode))
+    return;
+  r.file = fileForRank(r.file, rank);
+  r.failureReported = false;
 }
 
 void setVerbose(bool on) { recorder().verbose = on; }

@@ -9,8 +9,10 @@
 //    ("ph": "X") event per executed chunk, with the loop's name, the PE's
 //    lane as the thread, and begin, end and device in args; transfers as
 //    their own events; lanes named by "thread_name" metadata. The file is
-//    written once, at exit (or by flush()), atomically (a device or FIFO
-//    such as /dev/null is written in place, a link's target is written;
+//    written once, at exit (or by flush()), one per rank under MPI
+//    (traceAsRank), atomically (a device or FIFO
+//    such as /dev/null is written in place, in bounded time; a link's
+//    target is written;
 //    support/atomic_file.hpp's writeUserFile), and opens in Perfetto and
 //    chrome://tracing;
 //  - per-loop busy-time statistics, printed at exit under FPM_VERBOSE:
@@ -69,6 +71,19 @@ void failure(std::string_view loop, int lane, std::string_view device,
 /// Writes the trace file now (it is also written at exit). Thread-safe;
 /// a file that cannot be written is reported once on stderr.
 void flush();
+
+/// The file rank `rank` of a job writes its trace to when FPM_TRACE names
+/// `file`: ".rank<N>" before the file name's extension (trace.json ->
+/// trace.rank1.json; trace -> trace.rank1).
+std::filesystem::path fileForRank(const std::filesystem::path &file, int rank);
+
+/// Called by libfpmrt-mpi in a job of more than one rank, so that the
+/// ranks' traces do not overwrite one another: from now on this process
+/// writes its trace to fileForRank(the trace file, rank). A path that
+/// exists and is not a regular file (/dev/stdout, a FIFO) is written as
+/// named: each rank has its own stdout, and a FIFO is the reader's to
+/// sort out. Renames once per process; a no-op when nothing is traced.
+void traceAsRank(int rank);
 
 /// For tests and tools: overrides FPM_TRACE. An empty path disables
 /// recording (events already recorded are kept, but not written).

@@ -13,6 +13,15 @@
  *   mpi_loops kernel             loops A and F with their OpenCL kernels, 4
  *                                calls, rank 0 with every OpenCL device
  *                                beside its CPU team, the others CPU-only
+ *   mpi_loops disagree           (3 ranks) the last rank calls a loop with
+ *                                one iteration fewer, then rank 1 another
+ *                                loop: both calls fail on every rank with
+ *                                the same message, and the next loop runs
+ *   mpi_loops alone              rank 0 alone calls a loop, the others
+ *                                finish: the job must end (FPM_MPI_TIMEOUT)
+ *   mpi_loops killed             the rank MPI_LOOPS_KILL_RANK names kills
+ *                                itself (SIGKILL) inside a loop body: the
+ *                                job must end, in error, with a message
  *
  * Prints "mpi_loops: ok" on rank 0 and exits 0 on success; any mismatch is
  * reported on stderr and exits 1 on every rank. */
@@ -20,6 +29,7 @@
 #include "fpm/fpm_mpi.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -463,13 +473,90 @@ static void checkSlowRank(void) {
   free(buffer);
 }
 
+/* A call that must fail alike on every rank: prints rank 0's message and
+   checks that every rank's is `expected`. */
+static void expectDisagreement(int64_t T, const char *name,
+                               const char *expected) {
+  int64_t *out = calloc((size_t)T + 1, sizeof *out);
+  fpm_arg data = array(FPM_ARG_OUT, out, sizeof *out, T, 0, 1, 1);
+  fpm_loop loop;
+  memset(&loop, 0, sizeof loop);
+  loop.name = name;
+  loop.data = &data;
+  loop.data_count = 1;
+  const int status =
+      fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, T, wholeBody, out, NULL);
+  if (rank == 0)
+    printf("mpi_loops: disagree: %s\n", fpm_last_error());
+  if (status != FPM_ERROR_INVALID_ARGUMENT)
+    fail("a call the ranks disagree on did not fail as invalid", name);
+  if (strcmp(fpm_last_error(), expected) != 0) {
+    fprintf(stderr, "mpi_loops: rank %d: '%s'\n", rank, fpm_last_error());
+    fail("a call the ranks disagree on failed with another message", name);
+  }
+  free(out);
+}
+
+static void checkDisagreement(void) {
+  if (ranks != 3)
+    fail("the disagree mode needs 3 ranks", "");
+  expectDisagreement(rank == 2 ? 999 : 1000, "mpi.heat",
+                     "loop 'mpi.heat' called with 1000 iterations on rank 0 "
+                     "but 999 on rank 2");
+  expectDisagreement(1000, rank == 1 ? "mpi.cool" : "mpi.heat",
+                     "ranks called different loops at once: loop 'mpi.heat' "
+                     "on rank 0 but loop 'mpi.cool' on rank 1");
+  /* The ranks are still in step: the next loop runs. */
+  runRows("auto", 997, 0);
+}
+
+/* Rank 0 alone reaches a loop: it must end the job, not wait for ever. */
+static void runAlone(void) {
+  if (rank == 0) {
+    int64_t *out = calloc(1000, sizeof *out);
+    fpm_arg data = array(FPM_ARG_OUT, out, sizeof *out, 1000, 0, 1, 1);
+    fpm_loop loop;
+    memset(&loop, 0, sizeof loop);
+    loop.name = "mpi.alone";
+    loop.data = &data;
+    loop.data_count = 1;
+    fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, 1000, wholeBody, out, NULL);
+    fail("a loop only rank 0 called returned", "");
+  }
+}
+
+/* Counts as countBody does; on the rank to kill, dies in its first chunk. */
+static int killedBody(int64_t begin, int64_t end, void *context) {
+  const char *victim = getenv("MPI_LOOPS_KILL_RANK");
+  if (victim && atoi(victim) == rank)
+    raise(SIGKILL);
+  return countBody(begin, end, context);
+}
+
+static void runKilled(void) {
+  const int64_t T = 4000;
+  int64_t *buffer = calloc((size_t)T + 1, sizeof *buffer);
+  fpm_arg data = array(FPM_ARG_OUT, buffer + 1, sizeof *buffer, T, 0, 1, 1);
+  fpm_loop loop;
+  memset(&loop, 0, sizeof loop);
+  loop.name = "mpi.killed";
+  loop.data = &data;
+  loop.data_count = 1;
+  for (int call = 0; call < 3; ++call)
+    check(fpm_mpi_parallel_for(MPI_COMM_WORLD, &loop, T, killedBody, buffer + 1,
+                               NULL),
+          "killed loop", "auto");
+  fail("a loop whose rank was killed returned", "auto");
+}
+
 int main(int argc, char **argv) {
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   if (argc < 2) {
-    fprintf(stderr, "usage: mpi_loops check SCHEDULE... | slow | kernel\n");
+    fprintf(stderr, "usage: mpi_loops check SCHEDULE... | slow | kernel | "
+                    "disagree | alone | killed\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   if (strcmp(argv[1], "check") == 0) {
@@ -486,6 +573,12 @@ int main(int argc, char **argv) {
       runRows(argc > 2 ? argv[2] : "auto", 20011, 1);
       runBelow(argc > 2 ? argv[2] : "auto", 20011, 1);
     }
+  } else if (strcmp(argv[1], "disagree") == 0) {
+    checkDisagreement();
+  } else if (strcmp(argv[1], "alone") == 0) {
+    runAlone();
+  } else if (strcmp(argv[1], "killed") == 0) {
+    runKilled();
   } else {
     fprintf(stderr, "mpi_loops: unknown mode '%s'\n", argv[1]);
     MPI_Abort(MPI_COMM_WORLD, 2);

@@ -2,12 +2,18 @@
 # Runs an MPI test under mpirun on this one machine, or skips it (exit 77,
 # CTest's SKIP_RETURN_CODE) with a message saying why when there is no
 # mpirun: never a silent pass.
-#   run-mpi.sh MPIEXEC PROFILE_DIR [--expect ERE]... MPIRUN_ARGUMENTS...
-# Passes when mpirun exits 0 and its output (stdout and stderr) has a line
-# matching each --expect.
+#   run-mpi.sh MPIEXEC PROFILE_DIR [--fails] [--expect ERE]... MPIRUN_ARGUMENTS...
+# Passes when mpirun exits 0 (with --fails: non-zero, a job that must end
+# in error) and its output (stdout and stderr) has a line matching each
+# --expect.
 mpiexec=$1
 profiles=$2
 shift 2
+fails=0
+if [ "$1" = "--fails" ]; then
+  fails=1
+  shift
+fi
 expects=""
 while [ "$1" = "--expect" ]; do
   expects="$expects$2
@@ -41,8 +47,12 @@ trap 'rm -f "$output"' EXIT
 "$mpiexec" $extra "$@" >"$output" 2>&1
 status=$?
 cat "$output"
-if [ $status -ne 0 ]; then
+if [ $fails -eq 0 ] && [ $status -ne 0 ]; then
   echo "run-mpi.sh: mpirun exited with $status"
+  exit 1
+fi
+if [ $fails -eq 1 ] && [ $status -eq 0 ]; then
+  echo "run-mpi.sh: mpirun exited with 0, but this job must fail"
   exit 1
 fi
 printf '%s' "$expects" | while IFS= read -r pattern; do

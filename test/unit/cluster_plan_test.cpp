@@ -287,5 +287,23 @@ TEST(MpiEnvironmentTest, SlowRankIsRankColonFactor) {
   EXPECT_TRUE(readMpiEnvironment().allStdout);
 }
 
+TEST(MpiEnvironmentTest, TimeoutIsSecondsFromOneToAWeek) {
+  EXPECT_EQ(readMpiEnvironment().timeoutSeconds, 60);
+  {
+    test::ScopedEnv timeout("FPM_MPI_TIMEOUT", "5");
+    EXPECT_EQ(readMpiEnvironment().timeoutSeconds, 5);
+  }
+  for (const char *bad : {"0", "-1", "x", "1.5", "604801"}) {
+    test::ScopedEnv timeout("FPM_MPI_TIMEOUT", bad);
+    try {
+      readMpiEnvironment();
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const std::invalid_argument &error) {
+      EXPECT_NE(std::string(error.what()).find("FPM_MPI_TIMEOUT"),
+                std::string::npos);
+    }
+  }
+}
+
 } // namespace
 } // namespace fpm

@@ -284,6 +284,32 @@ TEST_F(TraceTest, ADeviceIsWrittenNotReplaced) {
   EXPECT_TRUE(S_ISCHR(status.st_mode));
 }
 
+TEST(TraceFileForRank, RankGoesBeforeTheExtension) {
+  EXPECT_EQ(trace::fileForRank("out/trace.json", 1), "out/trace.rank1.json");
+  EXPECT_EQ(trace::fileForRank("trace", 12), "trace.rank12");
+  EXPECT_EQ(trace::fileForRank("/t/a.b.json", 0), "/t/a.b.rank0.json");
+  EXPECT_EQ(trace::fileForRank("d.x/.trace", 2), "d.x/.trace.rank2");
+}
+
+TEST_F(TraceTest, EachRankWritesItsOwnFileAndADeviceStaysNamed) {
+  std::int64_t base = trace::now();
+  trace::chunk("trace ranks", 0, "cpu", 0, 1, base, base + 1);
+  trace::traceAsRank(2);
+  trace::traceAsRank(3); // once per process
+  trace::flush();
+  EXPECT_TRUE(
+      std::filesystem::is_regular_file(dir_.path() / "trace.rank2.json"));
+  EXPECT_FALSE(std::filesystem::exists(file()));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "trace.rank3.json"));
+
+  trace::setTraceFile("/dev/null");
+  trace::traceAsRank(1);
+  testing::internal::CaptureStderr();
+  trace::flush();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_FALSE(std::filesystem::exists("/dev/null.rank1"));
+}
+
 TEST_F(TraceTest, ALinkIsFollowedAndKept) {
   const std::filesystem::path target = dir_.path() / "target.json";
   std::filesystem::create_symlink("target.json", dir_.path() / "link.json");
