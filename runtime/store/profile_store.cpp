@@ -143,8 +143,17 @@ private:
     fd_ = ::open(lockFile.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     // flock needs no write access; a lock file another user created in a
     // shared folder may be read-only to us.
-    if (fd_ < 0 && errno == EACCES)
+    if (fd_ < 0 && errno == EACCES) {
       fd_ = ::open(lockFile.c_str(), O_RDONLY | O_CLOEXEC);
+      // No lock file to share: the folder is what we may not write.
+      if (fd_ < 0 && errno == ENOENT)
+        throw ProfileError(
+            file.string() + ": cannot create the lock file '" +
+            lockFile.string() + "': " + std::strerror(EACCES) +
+            ": the folder '" + lockFile.parent_path().string() +
+            "' is not writable (make it writable, or set FPM_PROFILE_DIR to "
+            "a folder you may write)");
+    }
     if (fd_ < 0)
       fail(lockFile, file, "cannot open", errno);
   }
