@@ -14,6 +14,7 @@
 #include "data/sections.hpp"
 
 #include "support/atomic_file.hpp"
+#include "support/int_math.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -52,11 +53,10 @@ void checkSection(const std::string &where, const ArgSection &section,
   if (low < 0)
     throw std::invalid_argument(
         reach + std::to_string(move < 0 ? last : 0) + "'s starts at element " +
-        std::to_string(static_cast<long long>(low)) +
-        ", before the array (an element's index is >= 0)");
-  throw std::invalid_argument(
-      reach + std::to_string(move > 0 ? last : 0) + "'s ends at element " +
-      std::to_string(static_cast<long long>(high)) + ", past the array");
+        decimal(low) + ", before the array (an element's index is >= 0)");
+  throw std::invalid_argument(reach + std::to_string(move > 0 ? last : 0) +
+                              "'s ends at element " + decimal(high) +
+                              ", past the array");
 }
 
 /// Whether two iterations of a written section may share an element: the
@@ -580,7 +580,7 @@ DescribedSection describeSection(const fpm_section &section,
     return no("it takes rows of row pointers in several runs");
   if (section.row_length > 0 && std::min(first, last) < 0)
     return no("its rows reach below row 0 (row " +
-              std::to_string(static_cast<long long>(std::min(first, last))) +
+              decimal(std::min(first, last)) +
               "), and a device follows the row pointers from row 0");
   // From the first run's start to the last one's end.
   const Wide reach = static_cast<Wide>(rows - 1) * section.pitch + count;
@@ -600,12 +600,10 @@ DescribedSection describeSection(const fpm_section &section,
   if (section.extent > 0 && section.kind != FPM_ARG_IN &&
       (std::min(first, last) < 0 ||
        std::max(first, last) + reach > section.extent))
-    return no(
-        "its sections reach elements " +
-        std::to_string(static_cast<long long>(std::min(first, last))) + " to " +
-        std::to_string(
-            static_cast<long long>(std::max(first, last) + reach - 1)) +
-        " of an array of " + std::to_string(section.extent) + " elements");
+    return no("its sections reach elements " + decimal(std::min(first, last)) +
+              " to " + decimal(std::max(first, last) + reach - 1) +
+              " of an array of " + std::to_string(section.extent) +
+              " elements");
   fpm_arg arg{};
   arg.kind = section.kind;
   arg.data = static_cast<std::byte *>(section.base) -

@@ -8,9 +8,55 @@
 #include "support/text.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 namespace fpm {
+namespace {
+
+/// "opencl0:3" or "opencl0:3:wait", as FPM_INJECT_FAULT says it.
+std::string faultText(const InjectedFault &fault) {
+  return fault.pe + ":" + std::to_string(fault.chunk) +
+         (fault.atWait ? ":wait" : "");
+}
+
+/// Every fault injected in this process: whether it fired, and the most
+/// chunks its PE enqueued in one call. A fault that never fires is said at
+/// exit, or a test that relies on it would pass for the wrong reason.
+struct Injected {
+  struct Fault {
+    std::string pe;
+    bool fired = false;
+    int mostChunks = 0;
+  };
+  std::mutex mutex;
+  std::map<std::string, Fault> byText;
+  bool reportAtExit = false;
+};
+
+Injected &injected() {
+  // Never destroyed: read at exit, after the static destructors may have
+  // run.
+  static Injected &all = *new Injected;
+  return all;
+}
+
+void reportUnfired() {
+  Injected &all = injected();
+  const std::lock_guard lock(all.mutex);
+  for (const auto &[text, fault] : all.byText)
+    if (!fault.fired)
+      std::fprintf(stderr,
+                   "fpm: FPM_INJECT_FAULT=%s never fired: %s ran %d chunk%s "
+                   "in its largest loop call\n",
+                   text.c_str(), fault.pe.c_str(), fault.mostChunks,
+                   fault.mostChunks == 1 ? "" : "s");
+}
+
+} // namespace
 
 std::vector<InjectedFault>
 parseInjectedFaults(std::string_view text,
@@ -70,13 +116,33 @@ FaultSeam::FaultSeam(std::span<const InjectedFault> faults, std::string_view pe)
       if (fault.chunk > 0)
         first_ = std::min(first_, fault.chunk);
     }
+  if (faults_.empty())
+    return;
+  Injected &all = injected();
+  const std::lock_guard lock(all.mutex);
+  for (const InjectedFault &fault : faults_)
+    all.byText.try_emplace(faultText(fault), Injected::Fault{fault.pe});
+  if (!all.reportAtExit) {
+    all.reportAtExit = true;
+    std::atexit(reportUnfired);
+  }
 }
 
 void FaultSeam::at(int chunk, bool atWait) const {
-  for (const InjectedFault &fault : faults_)
-    if (fault.chunk == chunk && fault.atWait == atWait)
-      throw FaultError("injected fault (FPM_INJECT_FAULT=" + pe_ + ":" +
-                       std::to_string(chunk) + (atWait ? ":wait" : "") + ")");
+  if (faults_.empty())
+    return;
+  Injected &all = injected();
+  const std::lock_guard lock(all.mutex);
+  for (const InjectedFault &fault : faults_) {
+    Injected::Fault &record = all.byText[faultText(fault)];
+    if (!atWait)
+      record.mostChunks = std::max(record.mostChunks, chunk);
+    if (fault.chunk == chunk && fault.atWait == atWait) {
+      record.fired = true;
+      throw FaultError("injected fault (FPM_INJECT_FAULT=" + faultText(fault) +
+                       ")");
+    }
+  }
 }
 
 bool FaultSeam::failsAtWait(int chunk) const {

@@ -400,6 +400,7 @@ KernelRef Device::kernel(std::string_view source, std::string_view options,
     // Everything that changes the binary: the program, and the device and
     // driver that compiled it (a sub-device is compiled for its size).
     std::filesystem::path file;
+    std::string fileKey;
     if (std::filesystem::path folder = binaryCacheDirectory();
         !folder.empty()) {
       KeyHash key;
@@ -412,19 +413,26 @@ KernelRef Device::kernel(std::string_view source, std::string_view options,
             std::string_view(info_.platformVersion)})
         key.add(part);
       key.add(std::to_string(computeUnits_));
-      file = folder / (key.hex() + ".bin");
+      fileKey = key.hex();
+      file = folder / (fileKey + ".bin");
     }
 
     if (!file.empty()) {
       std::error_code error;
       if (std::filesystem::is_regular_file(file, error)) {
         try {
-          std::string bytes = readFile(file);
-          if (std::string_view binary = decodeCacheFile(bytes); !binary.empty())
+          std::string bytes = readRegularFile(file, MaxCacheFileBytes);
+          if (std::string_view binary = decodeCacheFile(fileKey, bytes);
+              !binary.empty())
             program->program =
                 buildFromBinary(context_.get(), id, binary, program->options);
-        } catch (const std::runtime_error &) {
-          // Unreadable: build from source and replace it below.
+        } catch (const std::runtime_error &error) {
+          // Unreadable or too large: build from source and replace it
+          // below.
+          std::fprintf(stderr,
+                       "fpm: %s; building the OpenCL program for %s from "
+                       "source and replacing the cached binary\n",
+                       error.what(), who.c_str());
         }
       }
     }
@@ -444,7 +452,7 @@ KernelRef Device::kernel(std::string_view source, std::string_view options,
         std::filesystem::create_directories(file.parent_path(), error);
         if (!binary.empty() && !error) {
           try {
-            writeFileAtomically(file, encodeCacheFile(binary));
+            writeFileAtomically(file, encodeCacheFile(fileKey, binary));
           } catch (const std::runtime_error &) {
           }
         }

@@ -8,6 +8,8 @@
 
 #include "support/hash.hpp"
 
+#include <optional>
+
 namespace fpm::opencl {
 
 std::string trimmed(std::string text) {
@@ -25,43 +27,55 @@ std::string trimmed(std::string text) {
 namespace {
 
 // A cache file is this header and then the driver's binary. The header
-// catches a truncated or damaged file before the driver sees it: some
-// drivers crash, rather than fail, on a binary that is not theirs.
-constexpr std::string_view CacheMagic = "FPMCLB01";
-constexpr std::size_t CacheHeaderSize = CacheMagic.size() + 16;
+// catches a truncated or damaged file before the driver sees it (some
+// drivers crash, rather than fail, on a binary that is not theirs), and an
+// entry copied or renamed onto another key's name: it holds its own key.
+// Little-endian words: the key's length, the key, the binary's size and
+// its FNV-1a hash.
+constexpr std::string_view CacheMagic = "FPMCLB02";
 
 void putWord(std::string &out, std::uint64_t word) {
   for (int i = 0; i < 8; ++i)
     out += static_cast<char>((word >> (8 * i)) & 0xff);
 }
 
-std::uint64_t getWord(std::string_view in) {
+/// The next word of `in`, consumed; nothing when `in` is too short.
+std::optional<std::uint64_t> takeWord(std::string_view &in) {
+  if (in.size() < 8)
+    return std::nullopt;
   std::uint64_t word = 0;
   for (int i = 0; i < 8; ++i)
     word |= std::uint64_t(static_cast<unsigned char>(in[i])) << (8 * i);
+  in.remove_prefix(8);
   return word;
 }
 
 } // namespace
 
-std::string encodeCacheFile(std::string_view binary) {
+std::string encodeCacheFile(std::string_view key, std::string_view binary) {
   std::string out(CacheMagic);
+  putWord(out, key.size());
+  out += key;
   putWord(out, binary.size());
   putWord(out, fnv1a(binary));
   out += binary;
   return out;
 }
 
-std::string_view decodeCacheFile(std::string_view file) {
-  if (file.size() < CacheHeaderSize ||
-      file.substr(0, CacheMagic.size()) != CacheMagic)
+std::string_view decodeCacheFile(std::string_view key, std::string_view file) {
+  if (!file.starts_with(CacheMagic))
     return {};
-  std::uint64_t size = getWord(file.substr(CacheMagic.size()));
-  std::uint64_t hash = getWord(file.substr(CacheMagic.size() + 8));
-  std::string_view binary = file.substr(CacheHeaderSize);
-  if (binary.empty() || binary.size() != size || fnv1a(binary) != hash)
+  file.remove_prefix(CacheMagic.size());
+  const std::optional<std::uint64_t> keySize = takeWord(file);
+  if (!keySize || *keySize != key.size() || !file.starts_with(key))
     return {};
-  return binary;
+  file.remove_prefix(key.size());
+  const std::optional<std::uint64_t> size = takeWord(file);
+  const std::optional<std::uint64_t> hash = takeWord(file);
+  if (!size || !hash || file.empty() || file.size() != *size ||
+      fnv1a(file) != *hash)
+    return {};
+  return file;
 }
 
 namespace {

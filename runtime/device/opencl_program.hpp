@@ -67,11 +67,17 @@ private:
   std::uint64_t other_ = 0x243f6a8885a308d3ULL;
 };
 
-/// A cache file: a header that catches a truncated or damaged file, then
+/// The largest cache file read: a driver's binary is a few MiB; a file far
+/// larger is not one of ours, and reading it would cost seconds and memory.
+inline constexpr std::uintmax_t MaxCacheFileBytes = std::uintmax_t{256} << 20;
+
+/// A cache file: a header that holds `key` (KeyHash::hex() of everything
+/// the binary depends on) and catches a truncated or damaged file, then
 /// `binary`.
-std::string encodeCacheFile(std::string_view binary);
-/// The binary in a cache file; empty when the file is not a whole one.
-std::string_view decodeCacheFile(std::string_view file);
+std::string encodeCacheFile(std::string_view key, std::string_view binary);
+/// The binary in a cache file; empty when the file is not a whole one, or
+/// is another key's (copied or renamed onto this key's name).
+std::string_view decodeCacheFile(std::string_view key, std::string_view file);
 
 /// Builds `source` for `device`. Throws Error naming `who`, with the build
 /// log, when it does not build.

@@ -27,7 +27,9 @@ struct Pool {
 };
 
 Pool &pool() {
-  static Pool instance;
+  // Never destroyed: a loop body that calls exit() runs the static
+  // destructors while device threads of the call still stage chunks.
+  static Pool &instance = *new Pool;
   return instance;
 }
 

@@ -128,6 +128,19 @@ std::unique_ptr<CpuPlan> buildPlan(std::string_view text,
 /// Plans this thread used last, least recently used replaced first.
 class PlanCache {
 public:
+  PlanCache() = default;
+  PlanCache(const PlanCache &) = delete;
+  PlanCache &operator=(const PlanCache &) = delete;
+  /// A plan in use when its thread ends is one whose call is still
+  /// running: a body called exit(), which destroys the calling thread's
+  /// thread_locals while the rest of the team still draws chunks from the
+  /// plan's generator. Such plans are left to the process, on purpose.
+  ~PlanCache() {
+    for (std::unique_ptr<CpuPlan> &slot : slots_)
+      if (slot && slot->inUse)
+        static_cast<void>(slot.release());
+  }
+
   /// A plan for this shape, not in use; built (and maybe thrown from) on a
   /// miss. `spare` owns it when every slot is in use.
   CpuPlan &get(std::string_view text, std::int64_t iterations,

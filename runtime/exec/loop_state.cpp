@@ -22,10 +22,15 @@ std::string loopKey(const LoopCall &call) {
 
 void withLoopState(const std::string &key,
                    const std::function<void(LoopState &)> &use) {
-  static std::mutex mutex;
-  static std::map<std::string, LoopState, std::less<>> states;
-  const std::lock_guard<std::mutex> lock(mutex);
-  use(states[key]);
+  // Never destroyed: a loop body that calls exit() runs the static
+  // destructors while loops on other threads may still use their state.
+  struct States {
+    std::mutex mutex;
+    std::map<std::string, LoopState, std::less<>> byKey;
+  };
+  static States &states = *new States;
+  const std::lock_guard<std::mutex> lock(states.mutex);
+  use(states.byKey[key]);
 }
 
 } // namespace fpm

@@ -24,8 +24,31 @@ using Json = nlohmann::json;
 /// anything that walks it recursively, nlohmann's dump() included.
 constexpr int MaxDepth = 64;
 
-/// Thrown by the parser callback at the first container past MaxDepth.
-struct TooDeep {};
+/// Whether arrays and objects in `text` nest deeper than MaxDepth; brackets
+/// in strings do not count. One pass, before the parse: nlohmann's
+/// callback mode, which could stop at the first container too deep, costs
+/// time quadratic in an array's elements.
+bool nestsTooDeep(std::string_view text) {
+  int depth = 0;
+  bool inString = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i; // the escaped character cannot end the string
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > MaxDepth)
+        return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
 
 /// A JSON value as an error message echoes it: its start only.
 std::string echo(const Json &value) {
@@ -131,19 +154,12 @@ std::string validate(const Profile &profile) {
 }
 
 Profile parseProfile(std::string_view text, const std::string &origin) {
-  Json json;
-  try {
-    json = Json::parse(text, [](int depth, Json::parse_event_t event, Json &) {
-      // `depth` counts the containers around the one that starts.
-      if ((event == Json::parse_event_t::object_start ||
-           event == Json::parse_event_t::array_start) &&
-          depth >= MaxDepth)
-        throw TooDeep{};
-      return true;
-    });
-  } catch (const TooDeep &) {
+  if (nestsTooDeep(text))
     fail(origin, "invalid JSON: arrays and objects nested more than " +
                      std::to_string(MaxDepth) + " deep");
+  Json json;
+  try {
+    json = Json::parse(text);
   } catch (const Json::exception &error) {
     // A syntax error, or a number too large for a double. Drop nlohmann's
     // "[json.exception.parse_error.101] " prefix.

@@ -369,21 +369,28 @@ ProfileListing listProfiles(const fs::path &dir,
       continue;
     std::string file = entry.path().string();
     std::optional<ProfileFileName> name = parseProfileFileName(fileName);
-    if (!name) {
-      if (!loop)
-        listing.problems.push_back(
-            file + ": not a profile's file name (<loop>@<device>.json, with "
-                   "%XX for other bytes than A-Z a-z 0-9 . _ -)");
-      continue;
-    }
-    if (loop && !name->shortened && name->loop != *loop)
-      continue;
     if (!entry.is_regular_file(error)) {
-      listing.problems.push_back(file + ": not a regular file");
+      if (name && (!loop || name->shortened || name->loop == *loop))
+        listing.problems.push_back(file + ": not a regular file");
       continue;
     }
+    if (loop && name && !name->shortened && name->loop != *loop)
+      continue;
     try {
       Profile profile = readProfile(entry.path());
+      if (!name) {
+        // Not named as the store names its files (profiles gathered by
+        // hand, such as examples/profiles/cpu0.json): the names it holds
+        // say whose it is.
+        if (loop && profile.kernel != *loop)
+          continue;
+        if (!byLoop[profile.kernel].emplace(profile.device, profile).second)
+          listing.problems.push_back(
+              file + ": another file holds the profile of loop '" +
+              excerpt(profile.kernel) + "' on '" + excerpt(profile.device) +
+              "' too; this one is not shown");
+        continue;
+      }
       if (name->shortened) {
         // The whole names are in the file; its name must be theirs.
         if (profilePath(dir, profile.kernel, profile.device).filename() ==
@@ -403,7 +410,15 @@ ProfileListing listProfiles(const fs::path &dir,
       }
       byLoop[name->loop].emplace(name->device, std::move(profile));
     } catch (const ProfileError &problem) {
-      listing.problems.emplace_back(problem.what()); // "FILE: problem"
+      std::string what = problem.what(); // "FILE: problem"
+      if (!name && loop)
+        continue; // not asked for, as far as its name says
+      if (!name)
+        what = file +
+               ": not a profile's file name (<loop>@<device>.json, with %XX "
+               "for other bytes than A-Z a-z 0-9 . _ -) nor a profile (" +
+               what.substr(std::min(what.size(), file.size() + 2)) + ")";
+      listing.problems.push_back(std::move(what));
     } catch (const std::exception &problem) {
       listing.problems.push_back(file + ": " + problem.what());
     }

@@ -53,8 +53,11 @@ struct ProfileListing {
 /// Reads the profiles in `dir`, or only those of `loop`. Hidden files (the
 /// temporaries writeFileAtomically leaves while it writes) and files not
 /// ending in ".json" (FILE.lock, FILE.corrupt) are not profiles and are
-/// skipped silently. A ".json" file whose name does not parse, that cannot
-/// be read, or that holds another loop's or PE's profile than its name says
+/// skipped silently. A ".json" file whose name is not the store's
+/// (<loop>@<device>.json: profiles gathered by hand, as in
+/// examples/profiles) is listed by the loop and PE it holds. A ".json"
+/// file that cannot be read, that holds another loop's or PE's profile
+/// than its store name says, or the same loop and PE as a file before it,
 /// is skipped and listed in `problems`. A missing folder holds nothing.
 /// Throws ProfileError("DIR: problem") when `dir` cannot be listed.
 ProfileListing listProfiles(const std::filesystem::path &dir,

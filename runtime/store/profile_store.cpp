@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -20,11 +21,13 @@
 #include <fcntl.h>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <sys/file.h>
 #include <system_error>
+#include <thread>
 #include <unistd.h>
 #include <utility>
 
@@ -42,15 +45,28 @@ template <typename T> union Immortal {
   T value;
 };
 
+/// The keys reported in this process.
+struct Reported {
+  std::mutex mutex;
+  std::set<std::string> keys;
+};
+Reported &reported() {
+  static Immortal<Reported> all;
+  return all.value;
+}
+
 /// Tells whether `key` is reported for the first time in this process.
 bool firstReport(const std::string &key) {
-  struct Reported {
-    std::mutex mutex;
-    std::set<std::string> keys;
-  };
-  static Immortal<Reported> reported;
-  std::lock_guard lock(reported.value.mutex);
-  return reported.value.keys.insert(key).second;
+  Reported &all = reported();
+  std::lock_guard lock(all.mutex);
+  return all.keys.insert(key).second;
+}
+
+/// Tells whether `key` was reported in this process.
+bool wasReported(const std::string &key) {
+  Reported &all = reported();
+  std::lock_guard lock(all.mutex);
+  return all.keys.contains(key);
 }
 
 /// Writes "fpm: MESSAGE" once per `key`, in one call so that the line of
@@ -74,6 +90,16 @@ std::mutex &fileMutex(const fs::path &file) {
   return mutexes.value.byFile.try_emplace(file.string()).first->second;
 }
 
+/// How long a merge waits for another process's lock on a profile:
+/// FPM_PROFILE_LOCK_WAIT seconds, 5 by default. Profiles are a cache, so a
+/// holder that is stopped or hung costs a run its merge, never its end.
+std::chrono::milliseconds lockWait() {
+  constexpr long DefaultSeconds = 5;
+  return std::chrono::seconds(
+      integerFromEnvironment("FPM_PROFILE_LOCK_WAIT", 0, 3600)
+          .value_or(DefaultSeconds));
+}
+
 /// An exclusive flock(2) on a lock file, held for the object's life. The
 /// kernel releases it when the descriptor closes, even if the process
 /// dies, so a lock file left behind locks nothing. The lock file itself is
@@ -81,27 +107,57 @@ std::mutex &fileMutex(const fs::path &file) {
 /// a third one locks a new file of the same name.
 class FileLock {
 public:
+  /// The lock, or nothing when another holder keeps it for `wait`.
+  static std::optional<FileLock> acquire(const fs::path &lockFile,
+                                         const fs::path &file,
+                                         std::chrono::milliseconds wait) {
+    FileLock lock(lockFile, file);
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    auto pause = std::chrono::milliseconds(1);
+    while (::flock(lock.fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno != EWOULDBLOCK)
+        fail(lockFile, file, "cannot lock", errno);
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline)
+        return std::nullopt;
+      std::this_thread::sleep_for(
+          std::min<std::chrono::nanoseconds>(pause, deadline - now));
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
+    return lock;
+  }
+  ~FileLock() {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+  FileLock(FileLock &&other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  FileLock(const FileLock &) = delete;
+  FileLock &operator=(const FileLock &) = delete;
+  FileLock &operator=(FileLock &&) = delete;
+
+private:
+  /// Opens the lock file, unlocked.
   FileLock(const fs::path &lockFile, const fs::path &file) {
     fd_ = ::open(lockFile.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     // flock needs no write access; a lock file another user created in a
     // shared folder may be read-only to us.
-    if (fd_ < 0 && errno == EACCES)
+    if (fd_ < 0 && errno == EACCES) {
       fd_ = ::open(lockFile.c_str(), O_RDONLY | O_CLOEXEC);
+      // No lock file to share: the folder is what we may not write.
+      if (fd_ < 0 && errno == ENOENT)
+        throw ProfileError(
+            file.string() + ": cannot create the lock file '" +
+            lockFile.string() + "': " + std::strerror(EACCES) +
+            ": the folder '" + lockFile.parent_path().string() +
+            "' is not writable (make it writable, or set FPM_PROFILE_DIR to "
+            "a folder you may write)");
+    }
     if (fd_ < 0)
       fail(lockFile, file, "cannot open", errno);
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR)
-        continue;
-      int error = errno;
-      ::close(fd_);
-      fail(lockFile, file, "cannot lock", error);
-    }
   }
-  ~FileLock() { ::close(fd_); }
-  FileLock(const FileLock &) = delete;
-  FileLock &operator=(const FileLock &) = delete;
 
-private:
   [[noreturn]] static void fail(const fs::path &lockFile, const fs::path &file,
                                 const char *what, int error) {
     throw ProfileError(file.string() + ": " + what + " the lock file '" +
@@ -431,7 +487,23 @@ void ProfileStore::merge(std::string_view loop, std::string_view device,
                        dir_.string() + "': " + error.message());
 
   std::lock_guard inProcess(fileMutex(file));
-  FileLock lock(fs::path(file) += ".lock", file);
+  const fs::path lockFile = fs::path(file) += ".lock";
+  // Waits once per file and process: a holder that kept it that long is
+  // taken to keep it.
+  const std::string timedOut = lockFile.string() + "#timed-out";
+  const std::chrono::milliseconds wait =
+      wasReported(timedOut) ? std::chrono::milliseconds(0) : lockWait();
+  const std::optional<FileLock> lock = FileLock::acquire(lockFile, file, wait);
+  if (!lock) {
+    reportOnce(timedOut,
+               lockFile.string() + ": another process has held this lock for " +
+                   std::to_string(wait.count() / 1000) +
+                   " s (a stopped or hung fpm program?); running on without "
+                   "storing this run's measurements in " +
+                   file.string() +
+                   " (FPM_PROFILE_LOCK_WAIT sets the wait in seconds)");
+    return;
+  }
 
   // Re-read under the lock: what another process merged since our last
   // look must be in what we write.

@@ -123,7 +123,11 @@ public:
   /// Merges `fresh` into the stored profile of `loop` on `device` (see
   /// mergeProfiles), under an exclusive lock that holds off every other
   /// merge of the same file in any process or thread: create the folder,
-  /// lock, re-read, merge, write atomically, unlock. A stored file that
+  /// lock, re-read, merge, write atomically, unlock. A lock another process
+  /// holds for FPM_PROFILE_LOCK_WAIT seconds (5 by default; once per file
+  /// and process) is reported once, and nothing is merged: profiles are a
+  /// cache, and a stopped holder must not stop every later program. A
+  /// stored file that
   /// cannot be read as this loop's profile is reported once, moved aside
   /// to FILE.corrupt for the user, and replaced. `deviceName` is the PE's
   /// description for people (kept from the file when empty); `host` is

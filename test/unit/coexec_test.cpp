@@ -967,6 +967,13 @@ TEST_F(CoexecKernelTest, BadDescriptionsAreRefused) {
                 [](fpm_kernel &, fpm_arg &arg) { arg.length = 99; });
   expectRefused("offset-past-the-end", "past the array",
                 [](fpm_kernel &, fpm_arg &arg) { arg.offset = 1; });
+  // Iteration 99's section starts at 99 * 2^57, past INT64_MAX: the
+  // message says where, unwrapped.
+  expectRefused(
+      "far-past-the-end",
+      "iteration 99's ends at element 14267403619509731329, past "
+      "the array",
+      [](fpm_kernel &, fpm_arg &arg) { arg.stride = std::int64_t{1} << 57; });
   expectRefused("written-stride-0", "must move with the iteration",
                 [](fpm_kernel &, fpm_arg &arg) {
                   arg.stride = 0;

@@ -13,11 +13,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "device/opencl.hpp"
+#include "device/opencl_program.hpp"
 #include "device/staging.hpp"
 
 #include <gtest/gtest.h>
 
 #include "support/scoped.hpp"
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -122,18 +124,12 @@ std::vector<int> runVectorAdd(Device &device, const KernelRef &kernel,
   return c;
 }
 
-/// A cache file as device/opencl.cpp frames one ("FPMCLB01", the size
-/// and the FNV-1a hash of `binary`, little-endian), to hand the driver a
-/// binary that passes the framing check but is not one.
-std::string framedCacheFile(const std::string &binary) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (char c : binary)
-    hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  std::string out = "FPMCLB01";
-  for (std::uint64_t word : {std::uint64_t(binary.size()), hash})
-    for (int i = 0; i < 8; ++i)
-      out += static_cast<char>((word >> (8 * i)) & 0xff);
-  return out + binary;
+/// The kernel `add` of VectorAdd, subtracting instead: a binary that loads
+/// and runs, with another answer.
+std::string vectorSubtract() {
+  std::string source = VectorAdd;
+  source.replace(source.find("a[i] + b[i]"), 11, "a[i] - b[i]");
+  return source;
 }
 
 void expectVectorAdd(const std::vector<int> &c, std::size_t offset,
@@ -472,7 +468,7 @@ TEST(OpenClDiskCache, WritesLoadsAndRepairsBinaries) {
   // driver refuses: each is rebuilt from source and replaced.
   for (std::string damage :
        {std::string(1000, 'x'), written.substr(0, written.size() / 2),
-        framedCacheFile(std::string(1000, 'x'))}) {
+        encodeCacheFile(file.stem().string(), std::string(1000, 'x'))}) {
     std::ofstream(file, std::ios::binary | std::ios::trunc) << damage;
     Device device(*info, 0);
     KernelRef kernel = device.kernel(VectorAdd, "", "add");
@@ -491,6 +487,71 @@ TEST(OpenClDiskCache, WritesLoadsAndRepairsBinaries) {
   device.kernel(VectorAdd, "-DUNUSED=1", "add");
   EXPECT_EQ(device.buildCounts().fromSource, 1);
   EXPECT_EQ(filesIn(folder).size(), 2u);
+}
+
+TEST(OpenClDiskCache, AnEntryUnderAnotherKeysNameIsRebuilt) {
+  REQUIRE_DEVICE(info);
+  TempDir cache;
+  ScopedEnv env("FPM_CACHE_DIR", cache.path().string());
+  const std::filesystem::path folder = cache.path() / "opencl";
+  {
+    Device device(*info, 0);
+    device.kernel(VectorAdd, "", "add");
+  }
+  const std::filesystem::path addFile = filesIn(folder).front();
+  {
+    Device device(*info, 0);
+    device.kernel(vectorSubtract(), "", "add");
+  }
+  ASSERT_EQ(filesIn(folder).size(), 2u);
+  // The subtracting program's entry, copied onto the adding one's name.
+  for (const std::filesystem::path &file : filesIn(folder))
+    if (file != addFile)
+      std::filesystem::copy_file(
+          file, addFile, std::filesystem::copy_options::overwrite_existing);
+
+  Device device(*info, 0);
+  KernelRef kernel = device.kernel(VectorAdd, "", "add");
+  EXPECT_EQ(device.buildCounts().fromDisk, 0);
+  EXPECT_EQ(device.buildCounts().fromSource, 1);
+  expectVectorAdd(runVectorAdd(device, kernel, 0, 64), 0, 64);
+}
+
+TEST(OpenClDiskCache, AnEntryTooLargeIsAMissWithAMessage) {
+  REQUIRE_DEVICE(info);
+  TempDir cache;
+  ScopedEnv env("FPM_CACHE_DIR", cache.path().string());
+  const std::filesystem::path folder = cache.path() / "opencl";
+  {
+    Device device(*info, 0);
+    device.kernel(VectorAdd, "", "add");
+  }
+  const std::filesystem::path file = filesIn(folder).front();
+  // 3 GiB, sparse: reading it whole once took 23 s and then lost the
+  // device.
+  std::filesystem::resize_file(file, std::uintmax_t{3} << 30);
+
+  testing::internal::CaptureStderr();
+  Device device(*info, 0);
+  KernelRef kernel = device.kernel(VectorAdd, "", "add");
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(device.buildCounts().fromDisk, 0);
+  EXPECT_EQ(device.buildCounts().fromSource, 1);
+  expectVectorAdd(runVectorAdd(device, kernel, 0, 64), 0, 64);
+  // One line, naming the file and the device.
+  EXPECT_TRUE(said.starts_with("fpm: " + file.string() + ": larger than " +
+                               std::to_string(MaxCacheFileBytes) +
+                               " bytes; building the OpenCL program for " +
+                               info->id + " (" + info->name + ")"))
+      << said;
+  EXPECT_TRUE(said.ends_with(" from source and replacing the cached binary\n"))
+      << said;
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
+  // Replaced by a whole entry.
+  EXPECT_LT(std::filesystem::file_size(file), MaxCacheFileBytes);
+  Device again(*info, 0);
+  again.kernel(VectorAdd, "", "add");
+  EXPECT_EQ(again.buildCounts().fromDisk, 1);
 }
 
 TEST(OpenClDiskCache, UnwritableCacheIsNotAnError) {

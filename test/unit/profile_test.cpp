@@ -291,3 +291,22 @@ TEST(Profile, AFileLargerThanAProfileIsNotRead) {
   EXPECT_EQ(readErrorOf(file), file.string() + ": larger than " +
                                    std::to_string(MaxProfileBytes) + " bytes");
 }
+
+TEST(Profile, ManyPointsParseInLinearTime) {
+  // A valid profile of 400,000 points (12 MB, under the 16 MiB cap): the
+  // reader's callback mode once took minutes (each point's end scanned
+  // every point before it); CTest bounds it (test/unit/CMakeLists.txt).
+  constexpr std::size_t count = 400000;
+  std::string json = R"({"format":"fpm-profile/1","kernel":"k",)"
+                     R"("device":"d","points":[)";
+  for (std::size_t i = 1; i <= count; ++i)
+    json += (i > 1 ? "," : "") + std::string(R"({"size":)") +
+            std::to_string(i) + R"(,"time":)" + std::to_string(i) + "}";
+  json += "]}";
+  ASSERT_LE(json.size(), MaxProfileBytes);
+  const Profile profile = parseProfile(json, "many.json");
+  ASSERT_EQ(profile.points.size(), count);
+  EXPECT_EQ(profile.points.front().size, 1);
+  EXPECT_EQ(profile.points.back().size, static_cast<std::int64_t>(count));
+  EXPECT_EQ(profile.points.back().time, static_cast<double>(count));
+}
