@@ -23,6 +23,12 @@ namespace fpm {
   Distribution Function(const CostModel &, const PartitionRequest &);
 #include "fpm/schedules.def"
 
+/// HPOPTA's search: the least makespan with one package per PE, or the
+/// equal distribution where none is finite (partitionHpopta then turns to
+/// partitionOptimal, which starts from this bound).
+Distribution leastOnePackageEach(const CostModel &model,
+                                 const PartitionRequest &request);
+
 /// Time of one share of `units` on PE `pe`, as a single-share partitioner
 /// sees it while rounding.
 using ShareTime = std::function<double(std::size_t pe, std::int64_t units)>;

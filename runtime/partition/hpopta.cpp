@@ -16,6 +16,8 @@
 // a share is any multiple of G up to N, not only a profiled size (sizes
 // beyond the profile are extrapolated by the cost model, so the search never
 // fails where the paper's may), and the remainder N mod G joins one share.
+// Where no one-package split has a finite time, it hands out packages as
+// `optimal` does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +26,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 
 namespace fpm {
@@ -145,8 +148,8 @@ minMaxSplit(std::span<const GranuleTimes> pes, std::int64_t granules,
   return shares;
 }
 
-Distribution partitionHpopta(const CostModel &model,
-                             const PartitionRequest &request) {
+Distribution leastOnePackageEach(const CostModel &model,
+                                 const PartitionRequest &request) {
   const std::size_t p = model.size();
   const std::int64_t g = request.granularity;
   const std::int64_t granules = request.units();
@@ -182,6 +185,17 @@ Distribution partitionHpopta(const CostModel &model,
       result.packages[pe].push_back(size);
   }
   return result;
+}
+
+Distribution partitionHpopta(const CostModel &model,
+                             const PartitionRequest &request) {
+  Distribution best = leastOnePackageEach(model, request);
+  // No one-package split finishes (a profile whose last point takes 1e308 s
+  // extrapolates past the largest double): packages of any size may, where
+  // HPOPTA alone would give up.
+  if (!std::isfinite(evaluate(model, best).makespan))
+    return partitionOptimal(model, request);
+  return best;
 }
 
 } // namespace fpm

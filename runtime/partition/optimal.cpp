@@ -109,7 +109,7 @@ Distribution partitionOptimal(const CostModel &model,
 
   // One package per PE is one of the choices here, so HPOPTA's makespan is
   // an upper bound: nothing slower needs to be looked at.
-  Distribution incumbent = partitionHpopta(model, request);
+  Distribution incumbent = leastOnePackageEach(model, request);
   const double bound = evaluate(model, incumbent).makespan;
 
   std::vector<PeTimes> times;

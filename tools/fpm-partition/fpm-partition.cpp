@@ -271,7 +271,8 @@ std::string formatPercent(double part, double whole) {
   if (!(whole > 0))
     return "-";
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.1f%%", 100.0 * part / whole);
+  // part / whole first: 100 * 1e308 is past the largest double.
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", 100.0 * (part / whole));
   return buffer;
 }
 
@@ -479,7 +480,9 @@ Result runStatic(const CommandLine &line, const fpm::Partitioner &partitioner,
   for (std::size_t pe = 0; pe < model.size(); ++pe) {
     std::int64_t iterations = distribution.iterations(pe);
     double time = evaluation.times[pe];
-    busy += time;
+    // The mean, summed as such: times near 1e308 would sum past the
+    // largest double.
+    busy += time / static_cast<double>(model.size());
     table.addRow({model.profile(pe).device, std::to_string(iterations),
                   formatPercent(static_cast<double>(iterations),
                                 static_cast<double>(request.size)),
@@ -488,9 +491,7 @@ Result runStatic(const CommandLine &line, const fpm::Partitioner &partitioner,
   }
   out += table.render();
   out += "makespan: " + formatShort(evaluation.makespan) + " s\n";
-  out += "utilisation: " +
-         formatPercent(busy / static_cast<double>(model.size()),
-                       evaluation.makespan) +
+  out += "utilisation: " + formatPercent(busy, evaluation.makespan) +
          " (mean busy time / makespan)\n";
   result.output = std::move(out);
   return result;
