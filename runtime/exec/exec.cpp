@@ -35,6 +35,7 @@
 #include "exec/loop_state.hpp"
 #include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"
+#include "exec/trip_count.hpp"
 #include "exec/verbose_splits.hpp"
 #include "schedule/schedule.hpp"
 #include "store/online_profiles.hpp"
@@ -458,8 +459,7 @@ void runPackages(const LoopCall &call, const CpuPlan &cpu, int worker, int team,
 
 LoopStatus runLoop(const LoopCall &call) {
   if (call.tripCount < 0)
-    throw std::invalid_argument("the trip count must be >= 0, got " +
-                                std::to_string(call.tripCount));
+    throw std::invalid_argument(negativeTripCount(call.tripCount));
   if (call.grain < 0)
     throw std::invalid_argument("the grain must be >= 0, got " +
                                 std::to_string(call.grain));

@@ -178,6 +178,16 @@ Wide countRelational(Wide lower, Wide upper, Wide step, int compare,
 
 } // namespace
 
+std::string negativeTripCount(std::int64_t tripCount) {
+  std::string message =
+      "the trip count must be >= 0, got " + std::to_string(tripCount);
+  if (tripCount == -1)
+    message += " (fpm_trip_count's answer for a loop that never ends, wraps "
+               "around its variable's type more than a thousand times, or "
+               "runs more than 2^63 times)";
+  return message;
+}
+
 IntType IntType::fromCode(int code) {
   const int bytes = code < 0 ? -code : code;
   if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)

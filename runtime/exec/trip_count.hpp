@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace fpm {
 
@@ -38,5 +39,9 @@ struct IntType {
 std::int64_t tripCount(std::int64_t lower, std::int64_t upper,
                        std::int64_t step, int compare, IntType var,
                        IntType compareType);
+
+/// The error a loop call with a negative trip count fails with; for -1, it
+/// says what the trip-count functions mean by it.
+std::string negativeTripCount(std::int64_t tripCount);
 
 } // namespace fpm

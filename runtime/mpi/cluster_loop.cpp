@@ -23,6 +23,7 @@
 #include "exec/loop_call.hpp"
 #include "exec/loop_state.hpp"
 #include "exec/schedule_string.hpp"
+#include "exec/trip_count.hpp"
 #include "exec/verbose_splits.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/section_broadcast.hpp"
@@ -460,8 +461,7 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
     return setLastError(FPM_ERROR_INVALID_ARGUMENT, disagreement);
   if (arguments.tripCount < 0)
     return setLastError(FPM_ERROR_INVALID_ARGUMENT,
-                        "the trip count must be >= 0, got " +
-                            std::to_string(arguments.tripCount));
+                        negativeTripCount(arguments.tripCount));
   if (loop.data_count < 0 || (loop.data_count > 0 && !loop.data))
     return setLastError(FPM_ERROR_INVALID_ARGUMENT,
                         "fpm_loop: a bad data list (data_count " +
