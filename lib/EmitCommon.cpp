@@ -13,18 +13,35 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 
+#include <cstdio>
+
 using namespace clang;
 
 namespace fpm {
 
-/// S as the inside of a C string literal.
+/// S as the inside of a C string literal: a kernel file's CR (CRLF line
+/// ends) or other control byte would end the literal's line or change its
+/// meaning, so they are written as octal escapes, and `??` as `?\?` (C89's
+/// trigraphs).
 std::string escapeString(StringRef S) {
   std::string Out;
-  for (char C : S) {
+  for (size_t I = 0; I < S.size(); ++I) {
+    const char C = S[I];
     if (C == '\\' || C == '"')
       Out += '\\';
     if (C == '\n') {
       Out += "\\n";
+      continue;
+    }
+    if (C == '?' && I > 0 && S[I - 1] == '?') {
+      Out += "\\?";
+      continue;
+    }
+    if (static_cast<unsigned char>(C) < 0x20 && C != '\t') {
+      char Octal[8];
+      std::snprintf(Octal, sizeof Octal, "\\%03o",
+                    static_cast<unsigned>(static_cast<unsigned char>(C)));
+      Out += Octal;
       continue;
     }
     Out += C;

@@ -14,6 +14,8 @@
 
 #include "Offload.h"
 
+#include "KernelCheck.h"
+
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclTemplate.h"
@@ -311,6 +313,47 @@ bool followsRowPointers(const ASTContext &Ctx, const CanonicalLoop &Loop,
   return Shape.takesWholeRows() && startsAtZeroOrAbove(Ctx, Loop, Shape.Lower);
 }
 
+/// The first expression in Body that assigns to, increments or decrements
+/// an element of Array (`A[i] = ...`, `A[i][j] += ...`, `*(A + i) = ...`,
+/// `++A[i]`); null when none does.
+static const Expr *writeTo(const Stmt *Body, const VarDecl *Array) {
+  auto WritesArray = [&](const Expr *Target) {
+    for (;;) {
+      Target = Target->IgnoreParenImpCasts();
+      if (const auto *Subscript = dyn_cast<ArraySubscriptExpr>(Target))
+        Target = Subscript->getBase();
+      else if (const auto *Member = dyn_cast<MemberExpr>(Target))
+        Target = Member->getBase();
+      else if (const auto *Deref = dyn_cast<UnaryOperator>(Target);
+               Deref && Deref->getOpcode() == UO_Deref)
+        Target = Deref->getSubExpr();
+      else if (const auto *Sum = dyn_cast<BinaryOperator>(Target);
+               Sum && Sum->isAdditiveOp())
+        Target = Sum->getLHS()->getType()->isPointerType() ? Sum->getLHS()
+                                                           : Sum->getRHS();
+      else
+        break;
+    }
+    const auto *Ref = dyn_cast<DeclRefExpr>(Target);
+    return Ref && Ref->getDecl() == Array;
+  };
+  llvm::SmallVector<const Stmt *, 64> Work{Body};
+  while (!Work.empty()) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *Assign = dyn_cast<BinaryOperator>(S);
+        Assign && Assign->isAssignmentOp() && WritesArray(Assign->getLHS()))
+      return Assign->getLHS();
+    if (const auto *Step = dyn_cast<UnaryOperator>(S);
+        Step && Step->isIncrementDecrementOp() &&
+        WritesArray(Step->getSubExpr()))
+      return Step->getSubExpr();
+    llvm::append_range(Work, S->children());
+  }
+  return nullptr;
+}
+
 bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
   const PartitionPragma &P = *L.Pragma;
   DiagnosticsEngine &Diags = Ctx.getDiagnostics();
@@ -567,6 +610,14 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
       }
       Kernel.Params.push_back(std::move(Param));
     }
+    // The device compiler parses it at run time; so does Clang here.
+    if (!parseOpenClKernel(Kernel.Source, P.KernelPath, Kernel.Options)) {
+      report(Diags, P.KernelFileLoc, Level::Error,
+             "the kernel file '%0' is not valid OpenCL C 1.2 (errors above): "
+             "a device would fail to build it when the program runs")
+          << P.KernelFile;
+      return false;
+    }
     if (Remarks)
       report(Diags, P.KernelNameLoc, Level::Remark,
              "loop '%0' runs the kernel '%1' of '%2' on OpenCL devices")
@@ -574,6 +625,20 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
     L.Kernel = std::move(Kernel);
     return true;
   }
+
+  // A write to an array its clauses only copy in would stay on the device.
+  for (const ClauseArray &A : Arrays)
+    if (A.Decl && !A.Written &&
+        llvm::none_of(Arrays, [&](const ClauseArray &B) {
+          return B.Written && B.Decl == A.Decl;
+        }))
+      if (const Expr *Write = writeTo(L.Loop.For->getBody(), A.Decl))
+        return Refuse(Write->getExprLoc(),
+                      "it writes '" + A.Name +
+                          "', which its clauses only copy to devices "
+                          "('in(...)'): a device's write would never come "
+                          "back; name '" +
+                          A.Name + "' in 'inout(...)'");
 
   std::string Why;
   ConcreteLoop Concrete = concreteLoop(L, Why);
@@ -605,6 +670,15 @@ bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
   if (const auto *Refusal = std::get_if<OffloadRefusal>(&Result))
     return Refuse(Refusal->Loc, Refusal->Reason);
   auto &Kernel = std::get<GeneratedKernel>(Result);
+  if (!parseOpenClKernel(Kernel.Source, L.Name + "." + Kernel.Name + ".cl",
+                         Kernel.Options)) {
+    report(Diags, P.KeywordLoc, Level::Error,
+           "internal error: the OpenCL C kernel fpm generated for loop '%0' "
+           "does not parse (errors above); please report it with this loop. "
+           "'devices(cpu)' on the pragma keeps the loop off devices")
+        << L.Name;
+    return false;
+  }
   if (Remarks && L.Derived && !L.Derived->empty()) {
     // The clauses as a fix-it: pasted, they pin what fpm worked out.
     report(Diags, P.KeywordLoc, Level::Remark,

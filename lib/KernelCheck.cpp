@@ -1,0 +1,73 @@
+//===- KernelCheck.cpp - OpenCL C kernels parsed at rewrite time ----------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelCheck.h"
+
+#include "clang/Basic/DiagnosticOptions.h"
+#include "clang/Basic/FileManager.h"
+#include "clang/Frontend/FrontendActions.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/VirtualFileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <vector>
+
+using namespace clang;
+
+namespace fpm {
+
+bool parseOpenClKernel(llvm::StringRef Source, llvm::StringRef FileName,
+                       llvm::StringRef Options) {
+  // The kernel's text in memory under FileName, over the real file system
+  // (a user's kernel may include files beside it).
+  llvm::SmallString<256> Path(FileName);
+  llvm::sys::fs::make_absolute(Path);
+  auto Memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  Memory->addFile(Path, 0, llvm::MemoryBuffer::getMemBufferCopy(Source));
+  auto Overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
+      llvm::vfs::getRealFileSystem());
+  Overlay->pushOverlay(Memory);
+  auto Files =
+      llvm::makeIntrusiveRefCnt<FileManager>(FileSystemOptions(), Overlay);
+
+  // OpenCL C 1.2, which every device fpm runs on accepts; SPIR, whose
+  // target has every extension a kernel may enable (cl_khr_fp64, ...); the
+  // builtins declared by Clang's tables, not its 800 KB header. Warnings
+  // are the device compiler's business.
+  std::vector<std::string> Args = {"fpm-rewrite",
+                                   "-fsyntax-only",
+                                   "-x",
+                                   "cl",
+                                   "-cl-std=CL1.2",
+                                   "-target",
+                                   "spir64",
+                                   "-Xclang",
+                                   "-fdeclare-opencl-builtins",
+                                   "-Xclang",
+                                   "-finclude-default-header",
+                                   "-w",
+                                   "-resource-dir=" FPM_CLANG_RESOURCE_DIR};
+  llvm::SmallVector<llvm::StringRef, 8> Words;
+  Options.split(Words, ' ', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef Word : Words)
+    if (Word.starts_with("-D") || Word.starts_with("-U") ||
+        Word.starts_with("-I") || Word.starts_with("-cl-std="))
+      Args.push_back(Word.str());
+  Args.push_back(Path.str().str());
+
+  auto DiagOpts = llvm::makeIntrusiveRefCnt<DiagnosticOptions>();
+  TextDiagnosticPrinter Printer(llvm::errs(), DiagOpts.get());
+  tooling::ToolInvocation Invocation(Args, std::make_unique<SyntaxOnlyAction>(),
+                                     Files.get());
+  Invocation.setDiagnosticConsumer(&Printer);
+  return Invocation.run() && Printer.getNumErrors() == 0;
+}
+
+} // namespace fpm
