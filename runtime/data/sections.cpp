@@ -59,6 +59,24 @@ void checkSection(const std::string &where, const ArgSection &section,
                               ", past the array");
 }
 
+/// The one rule for an array's size, of loop data and kernel arguments
+/// alike: its bytes (`length` elements of `size` bytes; for row pointers,
+/// rows of `row_length` of them) fit in an int64_t, as every copy, saved
+/// section and device buffer counts them.
+void checkArrayBytes(const std::string &where, const fpm_arg &arg) {
+  const __int128 limit = INT64_MAX;
+  const __int128 elements = static_cast<__int128>(arg.length) *
+                            std::max<std::int64_t>(arg.row_length, 1);
+  if (elements <= limit && elements * static_cast<__int128>(arg.size) <= limit)
+    return;
+  throw std::invalid_argument(
+      where + "the array is too large: " + std::to_string(arg.length) +
+      (arg.row_length > 0
+           ? " rows of " + std::to_string(arg.row_length) + " elements"
+           : std::string(" elements")) +
+      " of " + std::to_string(arg.size) + " bytes are more than 2^63 bytes");
+}
+
 /// Whether two iterations of a written section may share an element: the
 /// iterations' runs interleave in a band per row, each `stride` past the
 /// one before, or each iteration's rows lie past the one before's.
@@ -93,10 +111,6 @@ void checkRowPointers(const std::string &where, const fpm_arg &arg) {
     throw std::invalid_argument(where + "a section over row pointers may not " +
                                 "reach below row 0 (origin " +
                                 std::to_string(arg.origin) + ")");
-  if (static_cast<__int128>(arg.length) * arg.row_length *
-          static_cast<__int128>(arg.size) >
-      static_cast<__int128>(INT64_MAX))
-    throw std::invalid_argument(where + "the rows are too large");
 }
 
 /// Two rows that `arg`'s written section over row pointers touches in
@@ -304,6 +318,7 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
                                     "> 0");
       const ArgSection section(in);
       checkSection(where(a), section, in.length, tripCount);
+      checkArrayBytes(where(a), in);
       checkRowPointers(where(a), in);
       // The device sees a row as one element: its bytes, packed.
       arg.rowLength = in.row_length;
@@ -374,9 +389,6 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
               std::to_string(arg.rowLength) +
               " elements apart), and a device copies each written row back "
               "whole");
-      if (static_cast<__int128>(arg.length) * arg.size >
-          static_cast<__int128>(INT64_MAX))
-        throw std::invalid_argument(where(a) + "the array is too large");
     }
     spec.args.push_back(arg);
   }
@@ -535,6 +547,7 @@ void checkLoopData(std::span<const fpm_arg> data, std::int64_t tripCount) {
       throw std::invalid_argument(where + "an array needs data, an element "
                                           "size and a length > 0");
     checkSection(where, ArgSection(arg), arg.length, tripCount);
+    checkArrayBytes(where, arg);
     checkRowPointers(where, arg);
   }
 }
