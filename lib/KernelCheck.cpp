@@ -23,19 +23,33 @@ using namespace clang;
 
 namespace fpm {
 
+/// The declarations of OpenCL C's types and macros that
+/// -finclude-default-header reads with -fdeclare-opencl-builtins.
+static const char BaseHeaderPath[] =
+    FPM_CLANG_RESOURCE_DIR "/include/opencl-c-base.h";
+
 bool parseOpenClKernel(llvm::StringRef Source, llvm::StringRef FileName,
                        llvm::StringRef Options) {
-  // The kernel's text in memory under FileName, over the real file system
-  // (a user's kernel may include files beside it).
+  // A file system of two files in memory: the kernel's text under
+  // FileName, and the header of OpenCL C's types Clang reads. Nothing else:
+  // a kernel's `#include` finds no file (nor would a device's compiler
+  // beside the rewritten program), and none that never ends (a FIFO).
+  static const std::unique_ptr<llvm::MemoryBuffer> BaseHeader = [] {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Header =
+        llvm::MemoryBuffer::getFile(BaseHeaderPath);
+    return Header ? std::move(*Header) : nullptr;
+  }();
+  if (!BaseHeader)
+    return true; // No Clang headers to parse with: the device will tell.
   llvm::SmallString<256> Path(FileName);
   llvm::sys::fs::make_absolute(Path);
   auto Memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   Memory->addFile(Path, 0, llvm::MemoryBuffer::getMemBufferCopy(Source));
-  auto Overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
-      llvm::vfs::getRealFileSystem());
-  Overlay->pushOverlay(Memory);
+  Memory->addFile(
+      BaseHeaderPath, 0,
+      llvm::MemoryBuffer::getMemBuffer(BaseHeader->getMemBufferRef()));
   auto Files =
-      llvm::makeIntrusiveRefCnt<FileManager>(FileSystemOptions(), Overlay);
+      llvm::makeIntrusiveRefCnt<FileManager>(FileSystemOptions(), Memory);
 
   // OpenCL C 1.2, which every device fpm runs on accepts; SPIR, whose
   // target has every extension a kernel may enable (cl_khr_fp64, ...); the
@@ -58,7 +72,7 @@ bool parseOpenClKernel(llvm::StringRef Source, llvm::StringRef FileName,
   Options.split(Words, ' ', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef Word : Words)
     if (Word.starts_with("-D") || Word.starts_with("-U") ||
-        Word.starts_with("-I") || Word.starts_with("-cl-std="))
+        Word.starts_with("-cl-std="))
       Args.push_back(Word.str());
   Args.push_back(Path.str().str());
 

@@ -21,8 +21,8 @@ namespace fpm {
 
 /// Parses Source as OpenCL C 1.2 for a SPIR target (every extension a
 /// device may have, the builtins declared), named FileName in diagnostics
-/// (the user's file, whose folder `#include "..."` searches); Options are
-/// the kernel's build options (-D, -I and -cl-std= are passed on). Errors
+/// (an `#include` in it finds nothing); Options are
+/// the kernel's build options (-D, -U and -cl-std= are passed on). Errors
 /// go to standard error as Clang prints them; returns whether there were
 /// none.
 bool parseOpenClKernel(llvm::StringRef Source, llvm::StringRef FileName,

@@ -9,9 +9,11 @@
 // fpm-rewrite runs it on a file: it may report errors, never crash, hang
 // or write anything but its output (here /dev/null). The first byte of the
 // input says C or C++ (bit 0), and whether the input brings its own loop
-// after its first line (bit 1) or the pragma gets a plain one. The file
-// system is in memory and holds only the source and one kernel file,
-// "k.cl", beside it; no header can be included.
+// after its first line (bit 1) or the pragma gets a plain one; with bit 2,
+// the input is instead the kernel file "k.cl" of a fixed pragma that names
+// it (the parse of every embedded kernel as OpenCL C). The file system is
+// in memory and holds only the source and the kernel file beside it; no
+// header can be included.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,17 +57,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
                                       std::size_t size) {
   if (size == 0)
     return 0;
-  const bool cxx = data[0] & 1, ownLoop = data[0] & 2;
+  const bool cxx = data[0] & 1, ownLoop = data[0] & 2, ownKernel = data[0] & 4;
+  const std::string input(reinterpret_cast<const char *>(data) + 1, size - 1);
   std::string code = Prologue;
-  code.append(reinterpret_cast<const char *>(data) + 1, size - 1);
-  if (!ownLoop)
+  code += ownKernel ? "kernel(\"k.cl\", k, a, b, s) inout(a[i:1]) in(b[i:1])"
+                    : input;
+  if (!ownLoop || ownKernel)
     code += PlainLoop;
   code += Epilogue;
   const std::string file = cxx ? "/fuzz/x.cpp" : "/fuzz/x.c";
 
   auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   memory->addFile(file, 0, llvm::MemoryBuffer::getMemBufferCopy(code));
-  memory->addFile("/fuzz/k.cl", 0, llvm::MemoryBuffer::getMemBuffer(Kernel));
+  memory->addFile("/fuzz/k.cl", 0,
+                  ownKernel ? llvm::MemoryBuffer::getMemBufferCopy(input)
+                            : llvm::MemoryBuffer::getMemBuffer(Kernel));
   auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(
       clang::FileSystemOptions(), memory);
   fpm::RewriteActionFactory factory("/dev/null");
