@@ -649,18 +649,7 @@ bool runOverhead(Workload &workload, const Options &options) {
 int main(int argc, char **argv) {
   program = "fpm-bench-coexec";
   Options options;
-  // --gpu first: its default sizes, which --quick and the sizes given
-  // override wherever they stand.
-  const bool onGpu = std::any_of(argv + 1, argv + argc, [](const char *arg) {
-    return std::strcmp(arg, "--gpu") == 0;
-  });
-  if (onGpu) {
-    // Minutes on an H100/H200 with the whole sweep (their row-per-item
-    // matmul takes 115 ms per launch at 1024 rows).
-    options.matmulSize = 1024;
-    options.stencilRows = 4096;
-    options.stencilColumns = 4096;
-  }
+  const bool onGpu = takeGpuDefaults(argc, argv, options);
   for (int i = 1; i < argc; ++i) {
     const bool quick = std::strcmp(argv[i], "--quick") == 0;
     if (std::strcmp(argv[i], "--gpu") == 0) {
