@@ -20,6 +20,7 @@ cmake --build "$work/consumer" >/dev/null
 "$work/consumer/mandelbrot" 160 120
 "$work/consumer/stencil" 64 5
 "$work/consumer/quoted"
+"$work/consumer/omp_calls"
 # The programs run on the installed library, not the build tree's.
 # (Captured first: grep -q stops reading early, and under pipefail ldd's
 # SIGPIPE would fail the check.)
