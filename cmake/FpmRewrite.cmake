@@ -3,8 +3,14 @@
 # Runs fpm-rewrite on each source at build time (again whenever the source,
 # a header it includes or a kernel file its pragmas name changes) and
 # compiles the rewritten file in its place; links the target to the runtime.
-# The rewriter sees the target's include directories, compile definitions
-# and language standard, so it parses the file as the compiler does.
+# The rewriter sees the target's include directories, compile definitions,
+# language standard and extensions (C_STANDARD 90 is -std=gnu90 for both,
+# unless C_EXTENSIONS is OFF) and the compile options it shares with the
+# compiler (-W..., -D, -U, -I, -std=, -f[no-]signed-char, -fms-extensions),
+# so it parses the file as the compiler does and a warning the target
+# silences stays silent. The rewriter's remarks (-Rfpm: what runs on
+# devices, and why not) show in the build with the target property
+# FPM_REMARKS ON, or for every target with the variable FPM_REMARKS ON.
 #
 # Works in fpm's own build tree and from an installed package
 # (find_package(fpm)): both provide the targets fpm::fpm-rewrite and
@@ -32,6 +38,10 @@ function(fpm_rewrite_sources target)
   # list items before it is evaluated.
   set(includeFlags "$<$<BOOL:${includes}>:-I$<JOIN:${includes},$<SEMICOLON>-I>>")
   set(defineFlags "$<$<BOOL:${defines}>:-D$<JOIN:${defines},$<SEMICOLON>-D>>")
+  # Only the options both compilers read alike: another compiler's -f and
+  # -m options could stop Clang's driver.
+  set(sharedOptions "$<FILTER:$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>,INCLUDE,^-(W|D|U|I|std=|f(no-)?(signed-char|unsigned-char|ms-extensions))>")
+  set(remarks "$<$<OR:$<BOOL:$<TARGET_PROPERTY:${target},FPM_REMARKS>>,$<BOOL:${FPM_REMARKS}>>:-Rfpm>")
 
   foreach(source IN LISTS sources)
     get_filename_component(absolute "${source}" ABSOLUTE)
@@ -39,13 +49,19 @@ function(fpm_rewrite_sources target)
     get_filename_component(extension "${source}" LAST_EXT)
     if(extension STREQUAL ".c")
       set(language C)
-      set(standard "-std=c$<TARGET_PROPERTY:${target},C_STANDARD>")
     else()
       set(language CXX)
-      set(standard "-std=c++$<TARGET_PROPERTY:${target},CXX_STANDARD>")
     endif()
-    # An unset standard property leaves "-std=c" or "-std=c++": drop it.
-    set(standard "$<$<NOT:$<OR:$<STREQUAL:${standard},-std=c>,$<STREQUAL:${standard},-std=c++>>>:${standard}>")
+    # -std=<c|gnu><N>, as CMake gives the compiler: GNU's dialect unless
+    # <LANG>_EXTENSIONS is OFF (unset is ON); no -std= where the standard
+    # is unset (both compilers' default).
+    set(level "$<TARGET_PROPERTY:${target},${language}_STANDARD>")
+    set(extensions "$<TARGET_PROPERTY:${target},${language}_EXTENSIONS>")
+    set(dialect "$<IF:$<OR:$<STREQUAL:${extensions},>,$<BOOL:${extensions}>>,gnu,c>")
+    if(language STREQUAL "CXX")
+      set(dialect "${dialect}++")
+    endif()
+    set(standard "$<$<BOOL:${level}>:-std=${dialect}${level}>")
 
     set(rewritten "${CMAKE_CURRENT_BINARY_DIR}/fpm/${target}/${stem}.fpm${extension}")
     # Ninja makes an output's folder, make does not.
@@ -62,7 +78,8 @@ function(fpm_rewrite_sources target)
     add_custom_command(
       OUTPUT "${rewritten}"
       COMMAND fpm::fpm-rewrite "${absolute}" -o "${rewritten}" ${depfileFlag}
-              -- "${standard}" "${includeFlags}" "${defineFlags}"
+              "${remarks}" -- "${standard}" "${includeFlags}"
+              "${defineFlags}" "${sharedOptions}"
       DEPENDS "${absolute}" fpm::fpm-rewrite
       ${depfileArgs}
       COMMENT "fpm-rewrite ${source}"

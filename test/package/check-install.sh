@@ -16,11 +16,21 @@ cmake -S "$source/test/package/consumer" -B "$work/consumer" -G Ninja \
   -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_C_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS="$sanitize" \
   -DFPM_EXAMPLES_DIR="$source/examples" >/dev/null
-cmake --build "$work/consumer" >/dev/null
+cmake --build "$work/consumer" >"$work/build.log" 2>&1 ||
+  { cat "$work/build.log"; exit 1; }
+# FPM_REMARKS on old_c: the rewriter's remark is in the build's output.
+grep -q "old_c.c:.*remark: loop 'old_c.main.0' is offloaded" "$work/build.log" ||
+  { cat "$work/build.log"; echo "package: no remark of old_c's loop"; exit 1; }
 "$work/consumer/mandelbrot" 160 120
 "$work/consumer/stencil" 64 5
 "$work/consumer/quoted"
 "$work/consumer/omp_calls"
+"$work/consumer/old_c"
+"$work/consumer/implicit_c"
+# The silenced warning stays silent in the rewrite too.
+if grep -q "implicit-function-declaration" "$work/build.log"; then
+  cat "$work/build.log"; echo "package: a silenced warning was printed"; exit 1
+fi
 # The programs run on the installed library, not the build tree's.
 # (Captured first: grep -q stops reading early, and under pipefail ldd's
 # SIGPIPE would fail the check.)

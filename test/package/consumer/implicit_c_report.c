@@ -1,0 +1,5 @@
+#include <stdio.h>
+
+void report(double last) {
+  printf("implicit_c: %s\n", last == 499 ? "ok" : "wrong");
+}
