@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
-cmake --preset default
+# The developer's checks too: fuzz targets and sanitizer builds.
+cmake --preset default -DFPM_DEVELOPER_CHECKS=ON
 cmake --build --preset default
 ctest --preset default --parallel "$(nproc)"
