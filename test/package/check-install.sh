@@ -38,6 +38,32 @@ libraries=$(ldd "$work/consumer/mandelbrot")
 grep -q "$work/prefix/lib/libfpmrt.so" <<<"$libraries"
 echo "package: installed fpm builds and runs a consumer project"
 
+# A Makefile project, unchanged, built with CC=fpm-cc: it runs, its
+# dependency files name its sources (a second make has nothing to do), and
+# the wrapper leaves no temporary folder behind.
+cp -r "$source/test/package/make-consumer" "$work/make"
+export TMPDIR="$work/tmp"
+mkdir "$TMPDIR"
+make -s -C "$work/make" CC="$work/prefix/bin/fpm-cc"
+"$work/make/app"
+nm "$work/make/app" | grep -q fpm_parallel_for
+make -C "$work/make" CC="$work/prefix/bin/fpm-cc" | grep -q "up to date"
+[ -z "$(ls -A "$TMPDIR")" ]
+unset TMPDIR
+echo "package: a Makefile project builds with CC=fpm-cc"
+
+# pkg-config: the rewritten file compiled and linked with fpm.pc's flags.
+export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
+"$work/prefix/bin/fpm-rewrite" "$source/test/package/make-consumer/main.c" \
+  -o "$work/pc-main.c" -- -DSCALE=3
+# shellcheck disable=SC2046 # pkg-config's output is words
+"$cc" -DSCALE=3 -iquote "$source/test/package/make-consumer" \
+  $(pkg-config --cflags fpm) "$work/pc-main.c" -o "$work/pc-app" \
+  $(pkg-config --libs fpm)
+"$work/pc-app"
+unset PKG_CONFIG_PATH
+echo "package: pkg-config --cflags --libs fpm builds a rewritten file"
+
 # libfpmrt-mpi: installed (its export set) exactly where fpm found MPI.
 if [ ! -f "$work/prefix/lib/cmake/fpm/fpmMpiTargets.cmake" ]; then
   echo "package: SKIP fpm::fpmrt-mpi: fpm was built without MPI" \
