@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // Generates the OpenCL C kernel that computes what a partitioned loop's body
-// computes (spec/pragma.md, "Offloading"), or says why it cannot: the first
+// computes (docs/pragma.md, "Offloading"), or says why it cannot: the first
 // construct outside the subset OpenCL C shares with C, with its location.
 //
 // The kernel is printed from the body's AST, not copied from its text:

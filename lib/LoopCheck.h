@@ -514,7 +514,7 @@ private:
                                        unsigned Depth) const;
 
   // The data clauses against the body's subscripts: what an OpenCL device
-  // would miss (spec/pragma.md, "Offloading").
+  // would miss (docs/pragma.md, "Offloading").
   struct ClauseSection {
     StringRef Clause;
     const DataSection *Section;

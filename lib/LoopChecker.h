@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // Checks the `for` statement a `#pragma fpm partition` stands before against
-// the spec (spec/pragma.md, "The loop", "Variables", "What the rewriter
+// the spec (docs/pragma.md, "The loop", "Variables", "What the rewriter
 // refuses"): canonical form, no way out of the body, no write to the loop
 // variable, no write to a shared scalar (a reduction's shape suggests
 // reduction(...)), no array written at the same elements by every

@@ -6,7 +6,7 @@
 //
 // One parser per clause, each with the Clang-style errors of its malformed
 // forms, and the reading of kernel(...)'s file: the clause grammar of
-// spec/pragma.md in one place, about 900 lines. The schedules and
+// docs/pragma.md in one place, about 900 lines. The schedules and
 // the rule of their argument are the runtime's: fpm/schedules.def and
 // readScheduleArgument() (fpm/schedules.hpp). Under 900 lines: one parser
 // per clause, sharing the token reader and its diagnostics.

@@ -7,7 +7,7 @@
 // Clang keeps no unknown pragma in the AST, so a PragmaHandler for the `fpm`
 // namespace records each `#pragma fpm partition` while the file is parsed:
 // where it is and its clauses, parsed and checked as the spec says
-// (spec/pragma.md). Malformed clauses are reported through the
+// (docs/pragma.md). Malformed clauses are reported through the
 // preprocessor's DiagnosticsEngine as they are seen.
 //
 //===----------------------------------------------------------------------===//

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The checks of LoopCheck (LoopCheck.h) on the variables each iteration has
-// a copy of (spec/pragma.md, "Variables"): the copy holds nothing when an
+// a copy of (docs/pragma.md, "Variables"): the copy holds nothing when an
 // iteration starts (it is the chunk's, and holds what the chunk's previous
 // iteration left: a value that depends on the split), and is lost when the
 // loop ends, where the variable keeps its value from before the loop.

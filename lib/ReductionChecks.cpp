@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What the rewriter accepts as a reduction variable (spec/pragma.md, the
+// What the rewriter accepts as a reduction variable (docs/pragma.md, the
 // `reduction(op: list)` row), as OpenMP does: a scalar of an arithmetic
 // type declared outside the loop, visible there; the bitwise operators on
 // integer types only. The body may write it (that is what it is for) and

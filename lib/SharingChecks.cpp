@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The checks of LoopCheck (LoopCheck.h) on what one iteration may write that
-// another reads or writes (spec/pragma.md, "What the rewriter refuses"):
+// another reads or writes (docs/pragma.md, "What the rewriter refuses"):
 //
 //  - a write to a scalar declared outside the loop that is not private
 //    (error); where the write has a reduction's shape (`s += x`,

@@ -20,7 +20,7 @@ echo "== fpm-partition --size $size --algorithm wdah ${profiles[*]}"
 "$partition" --size "$size" --algorithm wdah "${profiles[@]}"
 
 echo
-echo "== Every partitioner on the same $size iterations (cost model of spec/fpm-partition.md)"
+echo "== Every partitioner on the same $size iterations (cost model of docs/profiles.md)"
 for algorithm in equal cpm geometric numerical hpopta wdah-heuristic wdah optimal; do
   "$partition" --size "$size" --algorithm "$algorithm" --format json "${profiles[@]}"
   echo

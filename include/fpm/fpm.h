@@ -17,7 +17,7 @@
  *
  * Link with -lfpmrt; the library finds its own dependencies (libomp).
  *
- * Environment variables (spec/pragma.md): FPM_SCHEDULE overrides every
+ * Environment variables (docs/pragma.md): FPM_SCHEDULE overrides every
  * loop's schedule, FPM_DEVICES its devices, FPM_VERBOSE=1 prints on stderr
  * how each loop was split (its first 5 distinct splits, then a line saying
  * that further ones are not printed, and their count at exit),
@@ -372,7 +372,7 @@ int64_t fpm_trip_count(int64_t lower, int64_t upper, int64_t step, int compare,
  * v's type, upper one of C. Returns -1 as fpm_trip_count does, and also for
  * a loop that wraps around its type more than a thousand times.
  */
-#define FPM_INT_TYPE(T) ((int)sizeof(T) * ((T)-1 < (T)0 ? -1 : 1))
+#define FPM_INT_TYPE(T) ((int)sizeof(T) * ((T) - 1 < (T)0 ? -1 : 1))
 int64_t fpm_trip_count_typed(int64_t lower, int64_t upper, int64_t step,
                              int compare, int var_type, int compare_type);
 

@@ -26,18 +26,18 @@
  *    time for w iterations at the split its own planner makes of them over
  *    its PEs (the same schedule), from their stored profiles; or, without
  *    those, by each rank's speed measured in earlier calls of the loop; a
- *    loop whose ranks are not known yet starts from seed 001's two-stage
- *    schedule (80% by workers, the rest by FSS) and is split by what it
- *    measured from its second call on;
+ *    loop whose ranks are not known yet starts from the self-scheduling
+ * thesis's two-stage schedule (80% by workers, the rest by FSS) and is split by
+ * what it measured from its second call on;
  *  - a self-scheduling schedule (pss, css, gss, fss, tss, with a two-stage
- *    percentage or not) runs seed 001's cluster self-scheduling: rank 0 is
- *    the master and hands out chunks over MPI messages (from a thread of
- *    its own while it computes its own chunks too).
- * Afterwards every rank holds what the serial loop would have left: the
- * written sections (FPM_ARG_OUT and FPM_ARG_INOUT entries of
- * loop->data) of every iteration are sent from the rank that ran it to all
- * others, and reductions are folded on every rank from every range's
- * partial results in iteration order, so all ranks get the same bits.
+ *    percentage or not) runs the self-scheduling thesis's cluster
+ * self-scheduling: rank 0 is the master and hands out chunks over MPI messages
+ * (from a thread of its own while it computes its own chunks too). Afterwards
+ * every rank holds what the serial loop would have left: the written sections
+ * (FPM_ARG_OUT and FPM_ARG_INOUT entries of loop->data) of every iteration are
+ * sent from the rank that ran it to all others, and reductions are folded on
+ * every rank from every range's partial results in iteration order, so all
+ * ranks get the same bits.
  *
  * A loop without data (loop->data_count == 0) cannot move its results: it
  * runs whole on every rank (one FPM_VERBOSE line says so), and rank 0's

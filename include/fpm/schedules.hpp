@@ -12,7 +12,7 @@
 //
 // Header-only and dependency-free: the rewriter (lib/) does not link the
 // runtime. Not installed: the schedules a user writes are documented in
-// fpm.h and spec/pragma.md.
+// fpm.h and docs/pragma.md.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FPM_SCHEDULES_HPP
@@ -53,8 +53,8 @@ enum class ScheduleArgument {
   /// `name(k)`: the chunk size, an integer >= 1. For self-scheduling.
   RequiredChunk,
   /// `name, a`: the two-stage schemes' percentage handed out by weight
-  /// first (seed 001, 3.2), a number in (0, 100]; the plain scheme without
-  /// it. For self-scheduling.
+  /// first (the self-scheduling thesis, 3.2), a number in (0, 100]; the plain
+  /// scheme without it. For self-scheduling.
   OptionalAlpha,
 };
 

@@ -16,11 +16,11 @@
 // the splits it gives converge to the optimal one, and stay there.
 //
 // Samples at one size (sizes within a few per cent are one point) combine
-// by one of seed 004's estimators (5.2.3): the average since the start, or
-// the last sample ("ad-hoc"). A PE whose speed changes (another program
-// takes its cores, a device throttles) is caught where its model was
-// measured: samples that disagree with their point on consecutive calls
-// replace the PE's model, so that it follows the change instead of
+// by one of the autonomic-framework thesis's estimators (5.2.3): the average
+// since the start, or the last sample ("ad-hoc"). A PE whose speed changes
+// (another program takes its cores, a device throttles) is caught where its
+// model was measured: samples that disagree with their point on consecutive
+// calls replace the PE's model, so that it follows the change instead of
 // averaging it away.
 //
 //===----------------------------------------------------------------------===//
@@ -38,11 +38,12 @@ namespace fpm {
 /// How samples of one PE at one size combine into the point's speed.
 enum class Estimator {
   /// Iterations over seconds of every sample since the point was made:
-  /// noise averages out, a change of speed shows only slowly (seed 004's
+  /// noise averages out, a change of speed shows only slowly (the
+  /// autonomic-framework thesis's
   /// "average" policy).
   Average,
   /// The last sample alone: follows every change at once, noise included
-  /// (seed 004's "ad-hoc" policy).
+  /// (the autonomic-framework thesis's "ad-hoc" policy).
   Last,
 };
 

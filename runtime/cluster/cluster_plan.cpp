@@ -153,7 +153,7 @@ ChunkMaster::ChunkMaster(const ClusterPlan &plan)
                          ? weight / total
                          : 1.0 / static_cast<double>(plan.weights.size()));
   // Every node knows its stage-1 share from the plan and runs it without
-  // asking (seed 001: stage 1 saves the master's messages).
+  // asking (the self-scheduling thesis: stage 1 saves the master's messages).
   for (std::size_t node = 0; node < plan.shares.size(); ++node)
     if (plan.shares[node].size() > 0)
       grants_.push_back({static_cast<int>(node), plan.shares[node]});

@@ -14,7 +14,8 @@
 //    or only its worker count). Static splits go through makePlan
 //    (exec/plan.hpp) with one PlanPe per node, so every registered
 //    partitioner serves across nodes as it does across PEs.
-//  - ChunkMaster: the master's side of seed 001's cluster self-scheduling
+//  - ChunkMaster: the master's side of the self-scheduling thesis's cluster
+//  self-scheduling
 //    (3.2: a% of the iterations by node weight, the rest by GSS, FSS or
 //    TSS chunks scaled by the asking node's weight), one request at a time.
 //
@@ -45,7 +46,8 @@ struct NodeView {
   /// measured (> 0).
   std::optional<double> speed;
   /// Its workers (CPU threads and devices): the weight of a node whose
-  /// speed is not known yet (seed 001 weighs by CPU clock; fpm by workers).
+  /// speed is not known yet (the self-scheduling thesis weighs by CPU clock;
+  /// fpm by workers).
   int workers = 1;
 };
 

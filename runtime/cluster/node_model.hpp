@@ -51,7 +51,7 @@ struct NodeSplit {
 
 /// The node's time for a share of `w` iterations: makePlan over `pes` (in
 /// that order) by `split`, each PE running its packages one after another
-/// (t_j of each, spec/fpm-partition.md's cost model), the slowest PE's sum.
+/// (t_j of each, docs/profiles.md's cost model), the slowest PE's sum.
 /// A node of one PE runs w as one package (the CPU team alone splits w
 /// equally over its threads, which its team-scaled FPM already says).
 /// 0 for w <= 0.

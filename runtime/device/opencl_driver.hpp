@@ -4,14 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The OpenCL driver: one host thread feeding one device (seed 004, 4.1) the
-// ranges its WorkFeed gives it. Per range the device gets exactly the
-// sections those iterations touch (data/sections.hpp); it keeps up to
-// `pipeline` ranges in flight on the device's three in-order queues, so
-// that the next range's upload overlaps this one's kernel; shared inputs go
-// over once per call. When anything fails (build, enqueue, transfer, wait,
-// or an injected fault), it waits for what it had enqueued, keeps the
-// ranges that completed, and hands the rest back through the feed.
+// The OpenCL driver: one host thread feeding one device (the
+// autonomic-framework thesis, 4.1) the ranges its WorkFeed gives it. Per range
+// the device gets exactly the sections those iterations touch
+// (data/sections.hpp); it keeps up to `pipeline` ranges in flight on the
+// device's three in-order queues, so that the next range's upload overlaps this
+// one's kernel; shared inputs go over once per call. When anything fails
+// (build, enqueue, transfer, wait, or an injected fault), it waits for what it
+// had enqueued, keeps the ranges that completed, and hands the rest back
+// through the feed.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

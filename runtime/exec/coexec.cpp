@@ -446,7 +446,7 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
   // model, and from the second call in this process over this set of PEs
   // on, the split is the numerical partitioner's on those models. Stored
   // FPMs seed them. `cpm` stays on one measured speed per PE: it is the
-  // traditional baseline (seed 002, Fig. 8).
+  // traditional baseline (the multidimensional-solvers paper, Fig. 8).
   const bool balancing =
       (schedule.automatic ||
        schedule.partitioner == findPartitioner("numerical")) &&

@@ -7,10 +7,10 @@
 // What this file offers: runCoexecution(), which runs one loop call split
 // across the CPU team and the OpenCL devices at once. It opens the PEs
 // (one host thread per device taken from the team; a CPU device gets the
-// cores the team leaves free, seed 004, 4.1), asks the planner (plan.hpp)
-// for the split by what the loop's PEs are known to run at, fills a
-// WorkPool with it, and runs one OpenMP region whose threads are the PEs'
-// drivers (device/). What they measured goes back into the loop's state
+// cores the team leaves free, the autonomic-framework thesis, 4.1), asks the
+// planner (plan.hpp) for the split by what the loop's PEs are known to run at,
+// fills a WorkPool with it, and runs one OpenMP region whose threads are the
+// PEs' drivers (device/). What they measured goes back into the loop's state
 // (loop_state.hpp), its partial FPMs and its stored profiles.
 //
 //===----------------------------------------------------------------------===//

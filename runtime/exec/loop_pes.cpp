@@ -21,9 +21,9 @@ namespace fpm {
 namespace {
 
 /// The compute units a CPU OpenCL device may use: `requested`
-/// (FPM_OPENCL_CPU_UNITS), or the cores the CPU team leaves free (seed 004,
-/// 4.1: it must not take the cores the team runs on), shared among the CPU
-/// devices.
+/// (FPM_OPENCL_CPU_UNITS), or the cores the CPU team leaves free (the
+/// autonomic-framework thesis, 4.1: it must not take the cores the team runs
+/// on), shared among the CPU devices.
 unsigned cpuDeviceUnits(int teamThreads, int cpuDevices,
                         std::optional<long> requested) {
   if (requested)

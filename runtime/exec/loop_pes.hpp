@@ -6,8 +6,9 @@
 //
 // Which PEs a co-executed loop call gets: the OpenCL devices it selects
 // that have not failed it before, opened (a CPU device narrowed to the
-// cores the CPU team leaves free, seed 004, 4.1), one host thread each
-// taken from the OpenMP team, and the CPU team with the threads left.
+// cores the CPU team leaves free, the autonomic-framework thesis, 4.1), one
+// host thread each taken from the OpenMP team, and the CPU team with the
+// threads left.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

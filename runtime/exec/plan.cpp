@@ -153,7 +153,7 @@ Plan makePlan(const PlanRequest &request) {
   }
 
   // Self-scheduling, in granules; two-stage: alpha% first by the PEs'
-  // speeds (seed 001, 3.2).
+  // speeds (the self-scheduling thesis, 3.2).
   ScheduleSpec &spec = plan.dynamic;
   spec.scheme = schedule.scheme;
   spec.iterations = ceilDiv(trips, plan.granule);

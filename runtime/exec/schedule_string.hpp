@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // What this file offers: parseLoopSchedule(), which reads a schedule as the
-// pragma's `schedule(...)` clause spells it (spec/pragma.md), or as
+// pragma's `schedule(...)` clause spells it (docs/pragma.md), or as
 // FPM_SCHEDULE and fpm_loop::schedule carry it, into the static partitioner
 // or self-scheduling scheme the executor runs.
 //

@@ -8,7 +8,8 @@
 // every PE (the CPU team's threads, and one host thread per OpenCL device):
 //  - a queue of ranges per PE: its static packages, or its stage-1 share;
 //  - a weighted self-scheduling chunker for the rest (schedule.hpp);
-//  - tail-end stealing (seed 004): a worker with nothing left takes the back
+//  - tail-end stealing (the autonomic-framework thesis): a worker with nothing
+//  left takes the back
 //    of the queue that would finish last, sized so that both finish
 //    together;
 //  - recovery: the unfinished ranges of a PE that failed, run first by

@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // Akima (1970) interpolation of a profile's speeds, on the extended model of
-// seed 002, 3.2. Between knots the spline is the cubic Hermite polynomial
-// with Akima's slopes: at knot i, with m1..m4 the slopes of the four
-// segments around it,
+// the multidimensional-solvers paper, 3.2. Between knots the spline is the
+// cubic Hermite polynomial with Akima's slopes: at knot i, with m1..m4 the
+// slopes of the four segments around it,
 //
 //   t_i = (|m4 - m3| m2 + |m2 - m1| m3) / (|m4 - m3| + |m2 - m1|),
 //

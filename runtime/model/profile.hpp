@@ -6,7 +6,7 @@
 //
 // One Profile is the discrete functional performance model (FPM) of one
 // kernel on one processing element: measured (size, time) points. This header
-// reads and writes it exactly as shared/spec/profile-format.md says.
+// reads and writes it exactly as docs/profiles.md says.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -6,8 +6,9 @@
 //===----------------------------------------------------------------------===//
 //
 // A speed function s(x) interpolates a profile's speeds S(w) = w / T(w)
-// (thesis 000, 2.1.2; seed 002, sections 2-3). Each gives the speed, the
-// time x / s(x), and ds/dx, which the numerical partitioner's Jacobian needs.
+// (the WDAH thesis, 2.1.2; the multidimensional-solvers paper, sections 2-3).
+// Each gives the speed, the time x / s(x), and ds/dx, which the numerical
+// partitioner's Jacobian needs.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -40,7 +41,7 @@ public:
 };
 
 /// Linear interpolation between the knots; constant beyond the first and
-/// the last. This is the cost model's speed (spec/fpm-partition.md). Its
+/// the last. This is the cost model's speed (docs/profiles.md). Its
 /// derivative is the slope of the segment holding x (the right-hand one at
 /// a knot) and 0 outside the knots.
 class PiecewiseLinearSpeed final : public SpeedFunction {
@@ -57,11 +58,11 @@ private:
   std::vector<SpeedKnot> knots_;
 };
 
-/// Akima spline through the knots (seed 002, 3.2), built on the paper's
-/// extended model: a knot (0, s_1) before the first, and a flat tail of two
-/// knots holding s_k after the last, ending at `problemSize` (or at twice
-/// the last size when the knots already reach it; akima.cpp says why).
-/// Beyond the end knots the speed is constant. Between sharp drops the
+/// Akima spline through the knots (the multidimensional-solvers paper, 3.2),
+/// built on the paper's extended model: a knot (0, s_1) before the first, and a
+/// flat tail of two knots holding s_k after the last, ending at `problemSize`
+/// (or at twice the last size when the knots already reach it; akima.cpp says
+/// why). Beyond the end knots the speed is constant. Between sharp drops the
 /// spline may dip below the slowest knot; it is clamped at half of that
 /// speed, so that it stays positive.
 class AkimaSpeed final : public SpeedFunction {

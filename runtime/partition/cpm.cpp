@@ -11,7 +11,7 @@
 namespace fpm {
 
 // Thesis 000, 2.1.1: one speed per PE, shares proportional to it. The speed
-// is the one at the PE's largest profile point (spec/fpm-partition.md), and
+// is the one at the PE's largest profile point (docs/profiles.md), and
 // rounding sees the same constant speeds, not the FPM.
 Distribution partitionCpm(const CostModel &model,
                           const PartitionRequest &request) {

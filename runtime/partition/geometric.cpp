@@ -4,13 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The Lastovetsky-Reddy algorithm (seed 002, 2.1; thesis 000, 3.4): a line
-// s = x / T through the origin of the (x, s) plane meets every speed
-// function where x / s(x) = T, so its intersections are a partition in which
-// every PE takes time T. Bisecting the line's slope 1/T until the
-// intersections sum to N finds the partition where all finish together.
-// The speed functions are the cost model's: linear between profile points,
-// constant beyond.
+// The Lastovetsky-Reddy algorithm (the multidimensional-solvers paper, 2.1; the
+// WDAH thesis, 3.4): a line s = x / T through the origin of the (x, s) plane
+// meets every speed function where x / s(x) = T, so its intersections are a
+// partition in which every PE takes time T. Bisecting the line's slope 1/T
+// until the intersections sum to N finds the partition where all finish
+// together. The speed functions are the cost model's: linear between profile
+// points, constant beyond.
 //
 // The paper assumes shapes (increasing and concave, then decreasing; one
 // intersection per line) that real profiles break: a line may cross a

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// HPOPTA (Khaleghzadeh et al.; thesis 000, 3.1): one partition x_i per PE,
+// HPOPTA (Khaleghzadeh et al.; the WDAH thesis, 3.1): one partition x_i per PE,
 // sum x_i = n (3.2), minimising max_i x_i / s_i(x_i) (3.1). As the thesis
 // describes it, an exhaustive search starts from the cost of the equal
 // distribution as its upper bound and prunes every branch that cannot beat
@@ -12,7 +12,7 @@
 // so far (minMaxSplit): the states a recursive search would revisit are
 // solved once, which makes it exact and O(p K^2) at worst.
 //
-// Two departures from the paper's setting, both from spec/fpm-partition.md:
+// Two departures from the paper's setting, both from docs/profiles.md:
 // a share is any multiple of G up to N, not only a profiled size (sizes
 // beyond the profile are extrapolated by the cost model, so the search never
 // fails where the paper's may), and the remainder N mod G joins one share.

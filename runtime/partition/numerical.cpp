@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The numerical partitioner of seed 002, section 3: with speeds s_i
-// interpolated by Akima splines (model/akima.cpp), the partition where all
-// PEs finish together is a root of
+// The numerical partitioner of the multidimensional-solvers paper, section 3:
+// with speeds s_i interpolated by Akima splines (model/akima.cpp), the
+// partition where all PEs finish together is a root of
 //
 //   F_1(x) = n - sum x_i,   F_i(x) = x_i / s_i(x_i) - x_1 / s_1(x_1), i >= 2,
 //

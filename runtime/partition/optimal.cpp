@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The yardstick every other partitioner is measured against: the least
-// makespan under the cost model of spec/fpm-partition.md, with any number of
-// packages per PE (thesis 000, 4.1, eq. 4.2-4.4, with packages restricted to
-// multiples of G).
+// makespan under the cost model of docs/profiles.md, with any number of
+// packages per PE (the WDAH thesis, 4.1, eq. 4.2-4.4, with packages restricted
+// to multiples of G).
 //
 // Per PE, f(k) is the least time of k granules in any packages (an unbounded
 // knapsack, since t need not be subadditive nor monotone), and h(k) that of
@@ -65,7 +65,7 @@ PeTimes leastTimes(const CostModel &model, std::size_t pe, std::int64_t g,
     return result;
 
   // The remainder is a package of its own (a = 0) or merged into one of the
-  // PE's packages (a > 0): spec/fpm-partition.md makes it "one extra
+  // PE's packages (a > 0): docs/profiles.md makes it "one extra
   // package", but single-share partitioners merge it into their share and
   // checkDistribution accepts that, so optimal must allow it too or another
   // algorithm could beat it.

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 //
 // What this folder offers: the cost model every static partitioner is scored
-// with (shared/spec/fpm-partition.md), the Distribution they return, and a
+// with (docs/profiles.md), the Distribution they return, and a
 // registry through which fpm-partition, the runtime and the benchmarks reach
 // every algorithm by name.
 //
@@ -30,7 +30,7 @@
 
 namespace fpm {
 
-/// The cost model of spec/fpm-partition.md over p processing elements (PEs),
+/// The cost model of docs/profiles.md over p processing elements (PEs),
 /// one profile each. t_j(w) is the profile's time when w is a profile point,
 /// otherwise w / s_j(w) with s_j linear between points, constant beyond.
 class CostModel {

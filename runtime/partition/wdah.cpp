@@ -495,7 +495,7 @@ Distribution partitionWdah(const CostModel &model,
   return result;
 }
 
-// Algorithm 4 is Algorithm 2 with BackTrack = 1 (thesis 000, 4.5); its
+// Algorithm 4 is Algorithm 2 with BackTrack = 1 (the WDAH thesis, 4.5); its
 // listing drops the counter and the removal after the recursive call, which
 // would stack every branch onto one list, so the shared search runs instead.
 Distribution partitionWdahHeuristic(const CostModel &model,

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The steps of WDAH (thesis 000, chapter 4) that partitionWdah is built from:
-// the workload packages W_j of each PE, their priorities (eq. 4.6), the
+// The steps of WDAH (the WDAH thesis, chapter 4) that partitionWdah is built
+// from: the workload packages W_j of each PE, their priorities (eq. 4.6), the
 // packages and priorities the search runs with, and GetProcessor
 // (Algorithm 3). Callers outside this folder use the registry.
 //

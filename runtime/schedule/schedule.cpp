@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The chunk-size rules of seed 001 (ch. 2 and 3.2). The dynamic sequence is
-// deterministic, so ChunkGenerator fixes it up front: GSS, FSS and TSS have
-// few chunks (O(P log I) or O(P)) and are tabulated with prefix offsets; PSS
-// and CSS can have ~I chunks and are computed in closed form. Drawing a chunk
-// is then one fetch_add on a chunk counter and a lookup: wait-free.
+// The chunk-size rules of the self-scheduling thesis (ch. 2 and 3.2). The
+// dynamic sequence is deterministic, so ChunkGenerator fixes it up front: GSS,
+// FSS and TSS have few chunks (O(P log I) or O(P)) and are tabulated with
+// prefix offsets; PSS and CSS can have ~I chunks and are computed in closed
+// form. Drawing a chunk is then one fetch_add on a chunk counter and a lookup:
+// wait-free.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,7 +56,7 @@ std::vector<std::int64_t> fssChunks(std::int64_t remaining, int workers) {
   return chunks;
 }
 
-/// TSS as seed 001 writes it: F = floor(I / 2P), L = 1,
+/// TSS as the self-scheduling thesis writes it: F = floor(I / 2P), L = 1,
 /// N = ceil(2I / (F + L)), D = floor((F - L) / (N - 1)), C_i = C_{i-1} - D.
 /// The floor on D is what Table 2.2 shows (D = 8 for I = 1000, P = 4); the
 /// last chunk is what remains (28 there, not 29).

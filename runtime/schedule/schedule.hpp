@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What this folder offers: the self-scheduling schemes of seed 001 (ch. 2:
-// PSS, CSS(k), GSS, FSS with a = 2, TSS; 3.2: the two-stage schemes that
-// first hand out alpha% of the iterations by worker weight) as
+// What this folder offers: the self-scheduling schemes of the self-scheduling
+// thesis (ch. 2: PSS, CSS(k), GSS, FSS with a = 2, TSS; 3.2: the two-stage
+// schemes that first hand out alpha% of the iterations by worker weight) as
 //  - chunkSequence(): the chunk sizes a master grants, in grant order, as
-//    fpm-partition prints them (spec/fpm-partition.md);
+//    fpm-partition prints them (docs/profiles.md);
 //  - ChunkGenerator: the same chunks drawn by many threads at once, with no
 //    lock on the hot path, as the runtime's executor uses them.
 //
@@ -36,8 +36,8 @@ struct ScheduleSpec {
   std::int64_t iterations = 0; ///< I >= 0
   int workers = 1;             ///< P >= 1
   std::int64_t chunk = 1;      ///< CSS's k >= 1
-  /// Two-stage (seed 001, 3.2): the percentage of I handed out by weight
-  /// first, in (0, 100]; absent for the plain scheme.
+  /// Two-stage (the self-scheduling thesis, 3.2): the percentage of I handed
+  /// out by weight first, in (0, 100]; absent for the plain scheme.
   std::optional<double> alpha;
   std::vector<double> weights; ///< one > 0 per worker, with alpha
 };
@@ -90,10 +90,10 @@ private:
   std::unique_ptr<State> state_;
 };
 
-/// Stage-1 shares of a two-stage spec (seed 001, 3.2), one per worker in
-/// worker order: ceil(I * alpha / 100) iterations split by weight, largest
-/// weight first. Empty without alpha. Throws std::invalid_argument for a bad
-/// spec.
+/// Stage-1 shares of a two-stage spec (the self-scheduling thesis, 3.2), one
+/// per worker in worker order: ceil(I * alpha / 100) iterations split by
+/// weight, largest weight first. Empty without alpha. Throws
+/// std::invalid_argument for a bad spec.
 std::vector<std::int64_t> stage1Shares(const ScheduleSpec &spec);
 
 /// Self-scheduling over unlike workers, for the heterogeneous executor:

@@ -21,7 +21,7 @@
 
 namespace fpm {
 
-/// The variables a loop call reads (spec/pragma.md), read and checked
+/// The variables a loop call reads (docs/pragma.md), read and checked
 /// together. Texts are empty when unset; they point into the environment
 /// and live until it changes.
 struct LoopEnvironment {

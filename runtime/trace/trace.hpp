@@ -16,7 +16,7 @@
 //    support/atomic_file.hpp's writeUserFile), and opens in Perfetto and
 //    chrome://tracing;
 //  - per-loop busy-time statistics, printed at exit under FPM_VERBOSE:
-//    each PE's busy time and utilisation U_i = T_pi / T_comp (thesis 000,
+//    each PE's busy time and utilisation U_i = T_pi / T_comp (the WDAH thesis,
 //    eq. 5.3: T_comp the loop's wall time over all its calls) and the
 //    imbalance max_i T_pi / mean_i T_pi - 1.
 // Recording takes a mutex per event: chunks on heterogeneous PEs are

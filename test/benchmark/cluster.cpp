@@ -4,15 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Runs libfpmrt-mpi's cross-node planning and seed 001's master protocol
-// (cluster/: the code the MPI library runs, without MPI) against model
-// nodes, for as many nodes as no test machine has. Each node has two PEs
-// whose FPMs come from one of the thesis' four families (test/support/);
-// what a node really takes for w iterations (a static share or a dynamic
-// chunk) is what the runtime makes of it: makePlan over its PEs, each PE
-// running its packages in turn (cluster/node_model.hpp's nodeTime), times
-// a per-node noise factor the planner does not know (1 +- --noise). Per
-// node count it prints:
+// Runs libfpmrt-mpi's cross-node planning and the self-scheduling thesis's
+// master protocol (cluster/: the code the MPI library runs, without MPI)
+// against model nodes, for as many nodes as no test machine has. Each node has
+// two PEs whose FPMs come from one of the thesis' four families
+// (test/support/); what a node really takes for w iterations (a static share or
+// a dynamic chunk) is what the runtime makes of it: makePlan over its PEs, each
+// PE running its packages in turn (cluster/node_model.hpp's nodeTime), times a
+// per-node noise factor the planner does not know (1 +- --noise). Per node
+// count it prints:
 //  - hierarchical static (`auto` across node FPMs made by nodeProfile, each
 //    node then splitting its share over its PEs): rank 0's solve time, the
 //    slowest node's nodeProfile time (the nodes make theirs in parallel),
@@ -261,7 +261,8 @@ Row runCase(int nodes, const Config &config) {
     row.flatRatio = makespan / best;
   }
 
-  // Dynamic: seed 001's FSS-80, weighted by the node FPMs' speeds.
+  // Dynamic: the self-scheduling thesis's FSS-80, weighted by the node FPMs'
+  // speeds.
   std::vector<NodeView> speeds(static_cast<std::size_t>(nodes));
   for (int n = 0; n < nodes; ++n) {
     const std::int64_t share = config.perNode;

@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // Scores every registered partitioner on the synthetic FPM families of
-// thesis 000, 5.2.3, as 5.2.3 and 5.2.4 do: the makespan of its distribution
-// over optimal's (both under the one cost model), and its solve time. Prints
-// markdown tables (or one JSON object with --json); progress goes to stderr.
+// the WDAH thesis, 5.2.3, as 5.2.3 and 5.2.4 do: the makespan of its
+// distribution over optimal's (both under the one cost model), and its solve
+// time. Prints markdown tables (or one JSON object with --json); progress goes
+// to stderr.
 //
 //   fpm-bench-partitioners [--quick] [--json] [--seeds K] [--family NAME]...
 //   fpm-bench-partitioners --show FAMILY,P,N,SEED[,PROFILE_MAX]
@@ -54,9 +55,9 @@ struct Config {
   std::vector<int> processors{2, 4, 8};
   std::vector<std::int64_t> granules{16, 256, 1024, 4096}; ///< N / G
   /// How far the profiles reach, in granules; 0 is "up to N". HPOPTA and the
-  /// partitioners of seed 002 want an FPM over the whole range; WDAH is
-  /// built for FPMs of small packages only (thesis 000, 4.2 and 6.1), beyond
-  /// which the cost model holds the last speed.
+  /// partitioners of the multidimensional-solvers paper want an FPM over the
+  /// whole range; WDAH is built for FPMs of small packages only (the WDAH
+  /// thesis, 4.2 and 6.1), beyond which the cost model holds the last speed.
   std::vector<std::int64_t> coverages{0, 64};
   std::int64_t granularity = 4;
   int seeds = 10;

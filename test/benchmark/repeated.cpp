@@ -4,13 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The shape of seed 002's Fig. 7 on this machine's PEs: an iterative
-// routine calls the same loop again and again, and schedule(auto) balances
-// it with partial FPMs refined at every call (runtime/balance/): the first
-// call runs the weighted guided schedule, which measures every PE, and each
-// later one the numerical partitioner's split on what the PEs ran so far.
-// `equal` and `cpm` (one measured speed per PE, the traditional baseline of
-// seed 002's Fig. 8) run beside it.
+// The shape of the multidimensional-solvers paper's Fig. 7 on this machine's
+// PEs: an iterative routine calls the same loop again and again, and
+// schedule(auto) balances it with partial FPMs refined at every call
+// (runtime/balance/): the first call runs the weighted guided schedule, which
+// measures every PE, and each later one the numerical partitioner's split on
+// what the PEs ran so far. `equal` and `cpm` (one measured speed per PE, the
+// traditional baseline of the multidimensional-solvers paper's Fig. 8) run
+// beside it.
 //
 // The loop is fpm-bench-coexec's stencil (one 9-point Perona-Malik sweep,
 // (8192 + 2) x 4096 floats by default, one iteration per row), in the same
@@ -39,10 +40,10 @@
 //
 // --no-steal turns tail stealing off (FPM_STEAL=0): each schedule's split
 // then runs as planned, as the oracle's does, and the table shows how good
-// the split itself is (seed 002's setting); with stealing on, idle PEs
-// repair much of a split's error at the end. --quick runs a small grid (the
-// CTest smoke test, bench-repeated-quick); it and the full run exit with status
-// 1 when any result is wrong.
+// the split itself is (the multidimensional-solvers paper's setting); with
+// stealing on, idle PEs repair much of a split's error at the end. --quick runs
+// a small grid (the CTest smoke test, bench-repeated-quick); it and the full
+// run exit with status 1 when any result is wrong.
 //
 //===----------------------------------------------------------------------===//
 

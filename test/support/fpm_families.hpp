@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // Synthetic functional performance models for tests and benchmarks, after the
-// four FPM families of thesis 000, 5.2.3: smooth, real (abrupt drops),
+// four FPM families of the WDAH thesis, 5.2.3: smooth, real (abrupt drops),
 // semi-random (the speed shape of 3.4) and fully random. A family is a list
 // of profiles, one per PE, a pure function of its arguments and the seed, so
 // a failing case can be rebuilt from the four numbers that name it.

@@ -6,7 +6,7 @@
 //
 // Small helpers the unit tests share to build profiles by hand or at random,
 // and checks that several partitioners' tests run alike.
-// The FPM families of thesis 000, 5.2.3, are in fpm_families.hpp.
+// The FPM families of the WDAH thesis, 5.2.3, are in fpm_families.hpp.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

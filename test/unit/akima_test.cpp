@@ -222,7 +222,8 @@ TEST(Akima, DerivativeMatchesFiniteDifferences) {
 }
 
 TEST(Akima, FirstDerivativeIsContinuousAtKnots) {
-  // Akima's splines are C1 (seed 002, Proposition 1), tails included.
+  // Akima's splines are C1 (the multidimensional-solvers paper, Proposition 1),
+  // tails included.
   std::mt19937_64 random(5);
   for (int trial = 0; trial < 50; ++trial) {
     std::vector<SpeedKnot> knots = randomKnots(random, 1 + trial % 10);

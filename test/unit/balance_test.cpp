@@ -5,11 +5,11 @@
 //===----------------------------------------------------------------------===//
 //
 // LoadBalancer on model PEs whose speed functions are known: a simulated
-// iterative routine runs the even split first (seed 002, section 4, k = 0),
-// then whatever the balancer gives, each PE taking exactly x / s(x) seconds
-// for its x iterations (times a known noise, where a test says so). The
-// optimum it is held to is found here by brute force over every split on
-// the granule grid, under the same speed functions.
+// iterative routine runs the even split first (the multidimensional-solvers
+// paper, section 4, k = 0), then whatever the balancer gives, each PE taking
+// exactly x / s(x) seconds for its x iterations (times a known noise, where a
+// test says so). The optimum it is held to is found here by brute force over
+// every split on the granule grid, under the same speed functions.
 //
 //===----------------------------------------------------------------------===//
 

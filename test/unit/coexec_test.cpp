@@ -1941,9 +1941,10 @@ TEST_F(CoexecTest, CorruptStoredProfileIsReportedAndIgnored) {
 TEST_F(CoexecTest, RepeatedLoopTurnsStaticOnPartialFpms) {
   // A loop called again and again: auto's first call runs the weighted
   // guided schedule, which measures every PE, numerical's the split by
-  // the speeds it has (none yet: even, as seed 002's first iteration);
-  // every later call splits by the partial FPMs of what each PE ran,
-  // refined at every call. Every call runs every iteration exactly once.
+  // the speeds it has (none yet: even, as the multidimensional-solvers paper's
+  // first iteration); every later call splits by the partial FPMs of what each
+  // PE ran, refined at every call. Every call runs every iteration exactly
+  // once.
   ScopedEnv units("FPM_OPENCL_CPU_UNITS", "1");
   ScopedEnv verbose("FPM_VERBOSE", "1");
   for (const char *schedule : {"auto", "numerical"}) {

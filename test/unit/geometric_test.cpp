@@ -50,8 +50,9 @@ TEST(Geometric, SmoothFpmsFinishTogether) {
 }
 
 TEST(Geometric, PaperShapesFinishTogether) {
-  // Increasing and concave, then decreasing: the shapes of seed 002, 2.1,
-  // where the line meets each speed function once.
+  // Increasing and concave, then decreasing: the shapes of the
+  // multidimensional-solvers paper, 2.1, where the line meets each speed
+  // function once.
   CostModel model(
       {makeProfile("a",
                    {{100, 1.0}, {1000, 5.0}, {10000, 40.0}, {100000, 800.0}}),

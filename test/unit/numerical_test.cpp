@@ -64,7 +64,8 @@ TEST(Numerical, SmoothFpmsFinishTogether) {
 }
 
 TEST(Numerical, SolvesWithFewPoints) {
-  // One to four points per PE: the extended models of seed 002, 3.2.
+  // One to four points per PE: the extended models of the
+  // multidimensional-solvers paper, 3.2.
   CostModel model(
       {makeProfile("one", {{500, 1.0}}),
        makeProfile("two", {{100, 0.05}, {2000, 2.0}}),

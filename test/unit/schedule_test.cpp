@@ -172,7 +172,7 @@ TEST(ScheduleTable32, Tss80) {
 }
 
 TEST(ScheduleSpecExample, Gss80StageOneFollowsFromExample31Clocks) {
-  // spec/fpm-partition.md's example. Its stage1 is Example 3.1's: m =
+  // docs/profiles.md's example. Its stage1 is Example 3.1's: m =
   // ceil(2048 * 0.8) = 1639; by decreasing clock 1500 -> ceil(922.2) = 923,
   // 533 -> 328, 233 -> 144, then the tie 200/200 by worker index: worker 0
   // ceil(122.96) = 123, worker 1 (last) the rest, 121.

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// fpm-partition is the offline face of the runtime's partitioners, exactly as
-// shared/spec/fpm-partition.md specifies it:
+// fpm-partition is the offline face of the runtime's partitioners, as
+// docs/profiles.md describes it:
 //  - static mode splits N work units over the processing elements (PEs) whose
 //    fpm-profile/1 files are given, with any registered partitioner, and
 //    scores the result with the one cost model;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks fpm-partition's JSON output against spec/fpm-partition.md.
+"""Checks fpm-partition's JSON output against docs/profiles.md.
 
 Usage: check-distribution.py [--single] [--granularity G] [--makespan M]
                              [--at-most OTHER_JSON]... JSON_FILE PROFILE...

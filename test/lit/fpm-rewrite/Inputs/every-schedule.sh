@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a rewritten program under every schedule of spec/pragma.md and thread
+# Runs a rewritten program under every schedule of docs/pragma.md and thread
 # counts 1 and 3, and compares each output with the serial program's.
 # Usage: every-schedule.sh SERIAL_OUTPUT PROGRAM [ARGS...]
 set -euo pipefail

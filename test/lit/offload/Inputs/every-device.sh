@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a rewritten program on every device selection (FPM_DEVICES gpu, all,
-# cpu), with 1, 2 and 3 CPU threads, under every schedule of spec/pragma.md
+# cpu), with 1, 2 and 3 CPU threads, under every schedule of docs/pragma.md
 # (or, with --quick, five that stand for the kinds: auto, a static split, two
 # self-scheduling schemes and wdah), and compares each output with the serial
 # program's: exactly, or with --tolerance REL, numbers within a relative
