@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Keeps the manual (docs/) true to the code, from the code's own tables:
+every clause the pragma parser knows has its section in docs/pragma.md, and
+every FPM_* variable the runtime reads is in docs/environment.md.
+
+    check-docs.py SOURCE_DIR
+
+Prints what is missing and exits 1; prints one line and exits 0 when all
+is there."""
+import pathlib
+import re
+import sys
+
+
+def clauses(source):
+    """The names of the parser's `Known` switch (lib/PragmaParser.cpp)."""
+    text = (source / "lib" / "PragmaParser.cpp").read_text()
+    switch = re.search(r"bool Known = llvm::StringSwitch<bool>\(Name\)(.*?)"
+                       r"\.Default\(false\)", text, re.S)
+    if not switch:
+        sys.exit("check-docs: cannot find the parser's table of clauses")
+    return sorted(set(re.findall(r'"([a-z_]+)"', switch.group(1))))
+
+
+def variables(source):
+    """String literals FPM_* in the runtime that are no identifier of the
+    public headers (FPM_ARG_IN, FPM_REDUCE_ADD, ... are C names, not
+    variables): the names of the environment variables it reads."""
+    identifiers = set()
+    for header in (source / "include" / "fpm").glob("*.h*"):
+        code = re.sub(r"/\*.*?\*/|//[^\n]*", "", header.read_text(),
+                      flags=re.S)
+        identifiers |= set(re.findall(r"\bFPM_[A-Z0-9_]+\b", code))
+    names = set()
+    for path in (source / "runtime").rglob("*"):
+        if path.suffix in (".cpp", ".hpp", ".h"):
+            names |= set(re.findall(r'"(FPM_[A-Z0-9_]+)"', path.read_text()))
+    return sorted(names - identifiers)
+
+
+def main():
+    source = pathlib.Path(sys.argv[1])
+    docs = source / "docs"
+    pragma = (docs / "pragma.md").read_text()
+    environment = (docs / "environment.md").read_text()
+    missing = [f"docs/pragma.md: no section for the clause '{c}' (`{c}(...)`)"
+               for c in clauses(source) if f"`{c}(" not in pragma]
+    missing += [f"docs/environment.md: the runtime reads {v}, not documented"
+                for v in variables(source) if f"`{v}" not in environment]
+    for line in missing:
+        print(line)
+    if missing:
+        return 1
+    print(f"check-docs: {len(clauses(source))} clauses and "
+          f"{len(variables(source))} variables documented")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
