@@ -42,14 +42,19 @@ echo "package: installed fpm builds and runs a consumer project"
 # dependency files name its sources (a second make has nothing to do), and
 # the wrapper leaves no temporary folder behind.
 cp -r "$source/test/package/make-consumer" "$work/make"
-export TMPDIR="$work/tmp"
-mkdir "$TMPDIR"
-make -s -C "$work/make" CC="$work/prefix/bin/fpm-cc"
+mkdir "$work/wrapper-tmp"
+TMPDIR="$work/wrapper-tmp" make -s -C "$work/make" CC="$work/prefix/bin/fpm-cc"
+[ -z "$(ls -A "$work/wrapper-tmp")" ] ||
+  { ls -la "$work/wrapper-tmp"; echo "package: fpm-cc left files"; exit 1; }
 "$work/make/app"
-nm "$work/make/app" | grep -q fpm_parallel_for
-make -C "$work/make" CC="$work/prefix/bin/fpm-cc" | grep -q "up to date"
-[ -z "$(ls -A "$TMPDIR")" ]
-unset TMPDIR
+# (Captured first, as ldd's above: grep -q stops reading early.)
+symbols=$(nm "$work/make/app")
+grep -q fpm_parallel_for <<<"$symbols" ||
+  { echo "package: the Makefile project's app calls no fpm_parallel_for"; exit 1; }
+again=$(TMPDIR="$work/wrapper-tmp" make -C "$work/make" \
+  CC="$work/prefix/bin/fpm-cc")
+grep -q "up to date" <<<"$again" ||
+  { echo "$again"; echo "package: a second make did something"; exit 1; }
 echo "package: a Makefile project builds with CC=fpm-cc"
 
 # pkg-config: the rewritten file compiled and linked with fpm.pc's flags.
