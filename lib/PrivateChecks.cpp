@@ -4,6 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
+// Over 600 lines because the must-be-assigned dataflow, its struct members
+// and its arrays are one analysis that every warning here reads.
+//
 // The checks of LoopCheck (LoopCheck.h) on the variables each iteration has
 // a copy of (docs/pragma.md, "Variables"): the copy holds nothing when an
 // iteration starts (it is the chunk's, and holds what the chunk's previous

@@ -4,6 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
+// Over 600 lines because every check here reads the same record of the one
+// walk of the body (LoopCheck.h) and shares its helpers for subscripts.
+//
 // The checks of LoopCheck (LoopCheck.h) on what one iteration may write that
 // another reads or writes (docs/pragma.md, "What the rewriter refuses"):
 //

@@ -13,7 +13,10 @@
 //    (PSS, CSS, GSS, FSS, TSS, and their two-stage weighted forms).
 // Both lists of algorithms are fpm/schedules.def's: the partitioners through
 // the registry, the schemes read here.
-// It is a thin main: parse the arguments, call runtime/, print. Any problem is
+// Over 800 lines because its two modes (static partitioners, self-scheduling
+// chunk sequences) share the argument rules, the loading of profiles and
+// the two output formats (text, JSON), which are this tool's own. It is a
+// thin main: parse the arguments, call runtime/, print. Any problem is
 // one line on standard error and exit status 2, with nothing on standard
 // output; the output is composed in memory and written only after success.
 //
