@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Keeps the manual (docs/) true to the code, from the code's own tables:
-every clause the pragma parser knows has its section in docs/pragma.md, and
-every FPM_* variable the runtime reads is in docs/environment.md.
+every clause the pragma parser knows has its section in docs/pragma.md,
+every FPM_* variable the runtime reads is in docs/environment.md, and every
+remark the rewriter gives (lib/: its Level::Remark reports) is in
+docs/remarks.md.
 
     check-docs.py SOURCE_DIR
 
@@ -38,6 +40,23 @@ def variables(source):
     return sorted(names - identifiers)
 
 
+def remarks(source):
+    """The first fixed words (12 characters or more between placeholders)
+    of each remark the rewriter reports, whitespace folded."""
+    found = []
+    for path in sorted((source / "lib").glob("*.cpp")):
+        text = path.read_text()
+        for call in re.finditer(r'Level::Remark,\s*((?:"(?:[^"\\]|\\.)*"\s*)+)',
+                                text):
+            message = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"',
+                                         call.group(1)))
+            pieces = [" ".join(p.split()) for p in re.split(r"%\d", message)]
+            words = next((p for p in pieces if len(p) >= 12), None)
+            if words:
+                found.append((path.name, words))
+    return found
+
+
 def main():
     source = pathlib.Path(sys.argv[1])
     docs = source / "docs"
@@ -47,12 +66,17 @@ def main():
                for c in clauses(source) if f"`{c}(" not in pragma]
     missing += [f"docs/environment.md: the runtime reads {v}, not documented"
                 for v in variables(source) if f"`{v}" not in environment]
+    remarkPage = " ".join((docs / "remarks.md").read_text().split())
+    missing += [f"docs/remarks.md: no section for {file}'s remark "
+                f"'...{words}...'"
+                for file, words in remarks(source) if words not in remarkPage]
     for line in missing:
         print(line)
     if missing:
         return 1
-    print(f"check-docs: {len(clauses(source))} clauses and "
-          f"{len(variables(source))} variables documented")
+    print(f"check-docs: {len(clauses(source))} clauses, "
+          f"{len(variables(source))} variables and "
+          f"{len(remarks(source))} remarks documented")
     return 0
 
 
