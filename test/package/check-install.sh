@@ -56,6 +56,9 @@ again=$(TMPDIR="$work/wrapper-tmp" make -C "$work/make" \
 grep -q "up to date" <<<"$again" ||
   { echo "$again"; echo "package: a second make did something"; exit 1; }
 echo "package: a Makefile project builds with CC=fpm-cc"
+help=$("$work/prefix/bin/fpm-c++" --fpm-help)
+grep -q "^usage: fpm-c++ \[-Rfpm\]" <<<"$help" ||
+  { echo "$help"; echo "package: fpm-c++ --fpm-help gives no usage"; exit 1; }
 
 # pkg-config: the rewritten file compiled and linked with fpm.pc's flags.
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
