@@ -24,7 +24,6 @@
 #include "clang/Lex/Preprocessor.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
@@ -116,16 +115,41 @@ private:
   }
   std::string spelling(const Token &Tok) const { return PP.getSpelling(Tok); }
 
-  bool parseName(ArrayRef<Token> Args, SourceLocation Close);
-  bool parseSchedule(ArrayRef<Token> Args, SourceLocation Close);
-  bool parseDevices(ArrayRef<Token> Args, SourceLocation Close);
-  bool parseGrain(ArrayRef<Token> Args, SourceLocation Close);
+  /// A clause of Clauses.def: its Parse member reads the arguments of one
+  /// occurrence (the tokens between its parentheses; Close is the ')').
+  using ParseFn = bool (ClauseParser::*)(const Token &Clause,
+                                         ArrayRef<Token> Args,
+                                         SourceLocation Close);
+  struct ClauseKind {
+    StringRef Name;
+    bool Repeats;
+    ParseFn Parse;
+  };
+  static ArrayRef<ClauseKind> clauseKinds();
+
+  bool parseName(const Token &, ArrayRef<Token> Args, SourceLocation Close);
+  bool parseSchedule(const Token &, ArrayRef<Token> Args, SourceLocation Close);
+  bool parseDevices(const Token &, ArrayRef<Token> Args, SourceLocation Close);
+  bool parseGrain(const Token &, ArrayRef<Token> Args, SourceLocation Close);
+  bool parseIn(const Token &Clause, ArrayRef<Token> Args,
+               SourceLocation Close) {
+    return parseSections(Clause, Args, Close, Pragma.In);
+  }
+  bool parseOut(const Token &Clause, ArrayRef<Token> Args,
+                SourceLocation Close) {
+    return parseSections(Clause, Args, Close, Pragma.Out);
+  }
+  bool parseInOut(const Token &Clause, ArrayRef<Token> Args,
+                  SourceLocation Close) {
+    return parseSections(Clause, Args, Close, Pragma.InOut);
+  }
   bool parseSections(const Token &Clause, ArrayRef<Token> Args,
                      SourceLocation Close,
                      llvm::SmallVectorImpl<DataSection> &Sections);
-  bool parsePrivate(ArrayRef<Token> Args, SourceLocation Close);
-  bool parseKernel(ArrayRef<Token> Args, SourceLocation Close);
-  bool parseReduction(ArrayRef<Token> Args, SourceLocation Close);
+  bool parsePrivate(const Token &, ArrayRef<Token> Args, SourceLocation Close);
+  bool parseKernel(const Token &, ArrayRef<Token> Args, SourceLocation Close);
+  bool parseReduction(const Token &, ArrayRef<Token> Args,
+                      SourceLocation Close);
   bool checkReductionNames();
 
   /// Records the expression Toks (not empty) for ClauseSema.
@@ -145,6 +169,14 @@ private:
   PartitionPragma &Pragma;
 };
 
+ArrayRef<ClauseParser::ClauseKind> ClauseParser::clauseKinds() {
+  static const ClauseKind Kinds[] = {
+#define FPM_CLAUSE(Name, Repeats, Parse) {Name, Repeats, &ClauseParser::Parse},
+#include "Clauses.def"
+  };
+  return Kinds;
+}
+
 bool ClauseParser::parse() {
   bool Ok = true;
   llvm::StringMap<SourceLocation> Seen;
@@ -156,28 +188,28 @@ bool ClauseParser::parse() {
       continue;
     }
     StringRef Name = identifierOf(Clause);
-    bool Known = llvm::StringSwitch<bool>(Name)
-                     .Cases("name", "schedule", "devices", "grain", true)
-                     .Cases("in", "out", "inout", "private", "kernel", true)
-                     .Case("reduction", true)
-                     .Default(false);
-    if (!Known) {
-      if (Name.empty())
+    const ClauseKind *Kind = llvm::find_if(
+        clauseKinds(), [&](const ClauseKind &K) { return K.Name == Name; });
+    if (Kind == clauseKinds().end()) {
+      if (Name.empty()) {
+        ArrayRef<ClauseKind> Kinds = clauseKinds();
+        std::string Names;
+        for (size_t I = 0; I < Kinds.size(); ++I)
+          Names += (I == 0                  ? ""
+                    : I + 1 == Kinds.size() ? " or "
+                                            : ", ") +
+                   Kinds[I].Name.str();
         report(Diags, Clause.getLocation(), Level::Error,
-               "expected a clause of '#pragma fpm partition' (name, schedule, "
-               "devices, grain, in, out, inout, private, reduction or "
-               "kernel)");
-      else
+               "expected a clause of '#pragma fpm partition' (%0)")
+            << Names;
+      } else
         report(Diags, Clause.getLocation(), Level::Error,
                "unknown clause '%0' in '#pragma fpm partition'")
             << Name;
       return false;
     }
-    // As in OpenMP, the clauses of lists may repeat: their lists join.
-    bool Repeats = llvm::is_contained(
-        {"in", "out", "inout", "private", "reduction"}, Name);
     auto [It, Inserted] = Seen.try_emplace(Name, Clause.getLocation());
-    if (!Inserted && !Repeats) {
+    if (!Inserted && !Kind->Repeats) {
       report(Diags, Clause.getLocation(), Level::Error,
              "duplicate '%0' clause in '#pragma fpm partition'")
           << Name;
@@ -213,33 +245,13 @@ bool ClauseParser::parse() {
     ArrayRef<Token> Args = Tokens.slice(ArgBegin, Pos - ArgBegin);
     SourceLocation Close = Tokens[Pos].getLocation();
     ++Pos;
-    bool ClauseOk;
-    if (Name == "name")
-      ClauseOk = parseName(Args, Close);
-    else if (Name == "schedule")
-      ClauseOk = parseSchedule(Args, Close);
-    else if (Name == "devices")
-      ClauseOk = parseDevices(Args, Close);
-    else if (Name == "grain")
-      ClauseOk = parseGrain(Args, Close);
-    else if (Name == "in")
-      ClauseOk = parseSections(Clause, Args, Close, Pragma.In);
-    else if (Name == "out")
-      ClauseOk = parseSections(Clause, Args, Close, Pragma.Out);
-    else if (Name == "inout")
-      ClauseOk = parseSections(Clause, Args, Close, Pragma.InOut);
-    else if (Name == "private")
-      ClauseOk = parsePrivate(Args, Close);
-    else if (Name == "reduction")
-      ClauseOk = parseReduction(Args, Close);
-    else
-      ClauseOk = parseKernel(Args, Close);
-    Ok &= ClauseOk;
+    Ok &= (this->*Kind->Parse)(Clause, Args, Close);
   }
   return Ok && checkReductionNames();
 }
 
-bool ClauseParser::parseName(ArrayRef<Token> Args, SourceLocation Close) {
+bool ClauseParser::parseName(const Token &, ArrayRef<Token> Args,
+                             SourceLocation Close) {
   // A name is an identifier or identifiers joined by '.', written without
   // spaces: the shape of the default names (`matmul.rows`, `jacobi.main.0`),
   // which the lexer splits into identifiers, periods and numbers like `.0`.
@@ -270,7 +282,8 @@ bool ClauseParser::parseName(ArrayRef<Token> Args, SourceLocation Close) {
   return true;
 }
 
-bool ClauseParser::parseSchedule(ArrayRef<Token> Args, SourceLocation Close) {
+bool ClauseParser::parseSchedule(const Token &, ArrayRef<Token> Args,
+                                 SourceLocation Close) {
   if (Args.empty() || identifierOf(Args[0]).empty()) {
     report(Diags, Args.empty() ? Close : Args[0].getLocation(), Level::Error,
            "expected a schedule kind in 'schedule(...)'");
@@ -338,7 +351,8 @@ bool ClauseParser::parseSchedule(ArrayRef<Token> Args, SourceLocation Close) {
   return true;
 }
 
-bool ClauseParser::parseDevices(ArrayRef<Token> Args, SourceLocation Close) {
+bool ClauseParser::parseDevices(const Token &, ArrayRef<Token> Args,
+                                SourceLocation Close) {
   bool Cpu = false, Gpu = false;
   bool ExpectName = true;
   for (const Token &Tok : Args) {
@@ -375,7 +389,8 @@ bool ClauseParser::parseDevices(ArrayRef<Token> Args, SourceLocation Close) {
   return true;
 }
 
-bool ClauseParser::parseGrain(ArrayRef<Token> Args, SourceLocation Close) {
+bool ClauseParser::parseGrain(const Token &, ArrayRef<Token> Args,
+                              SourceLocation Close) {
   if (Args.empty()) {
     report(Diags, Close, Level::Error, "expected a grain size in 'grain(...)'");
     return false;
@@ -478,7 +493,8 @@ bool ClauseParser::parseSections(const Token &Clause, ArrayRef<Token> Args,
   return true;
 }
 
-bool ClauseParser::parsePrivate(ArrayRef<Token> Args, SourceLocation Close) {
+bool ClauseParser::parsePrivate(const Token &, ArrayRef<Token> Args,
+                                SourceLocation Close) {
   if (Args.empty()) {
     report(Diags, Close, Level::Error,
            "expected a variable name in 'private(...)'");
@@ -514,7 +530,8 @@ bool ClauseParser::parsePrivate(ArrayRef<Token> Args, SourceLocation Close) {
   return true;
 }
 
-bool ClauseParser::parseKernel(ArrayRef<Token> Args, SourceLocation Close) {
+bool ClauseParser::parseKernel(const Token &, ArrayRef<Token> Args,
+                               SourceLocation Close) {
   auto LocAt = [&](size_t I) {
     return I < Args.size() ? Args[I].getLocation() : Close;
   };
@@ -583,7 +600,8 @@ bool ClauseParser::parseKernel(ArrayRef<Token> Args, SourceLocation Close) {
 }
 
 /// `reduction(op: a, b, ...)`.
-bool ClauseParser::parseReduction(ArrayRef<Token> Args, SourceLocation Close) {
+bool ClauseParser::parseReduction(const Token &, ArrayRef<Token> Args,
+                                  SourceLocation Close) {
   if (Args.empty()) {
     report(Diags, Close, Level::Error,
            "expected 'op: list' in 'reduction(...)', op one of +, *, min, "

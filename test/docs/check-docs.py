@@ -15,13 +15,12 @@ import sys
 
 
 def clauses(source):
-    """The names of the parser's `Known` switch (lib/PragmaParser.cpp)."""
-    text = (source / "lib" / "PragmaParser.cpp").read_text()
-    switch = re.search(r"bool Known = llvm::StringSwitch<bool>\(Name\)(.*?)"
-                       r"\.Default\(false\)", text, re.S)
-    if not switch:
-        sys.exit("check-docs: cannot find the parser's table of clauses")
-    return sorted(set(re.findall(r'"([a-z_]+)"', switch.group(1))))
+    """The clauses of lib/Clauses.def, the parser's table."""
+    text = (source / "lib" / "Clauses.def").read_text()
+    names = re.findall(r'^FPM_CLAUSE\("([a-z_]+)"', text, re.M)
+    if not names:
+        sys.exit("check-docs: cannot find the clauses in lib/Clauses.def")
+    return sorted(names)
 
 
 def variables(source):
