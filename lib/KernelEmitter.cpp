@@ -2116,6 +2116,34 @@ void KernelPrinter::printFunction(const FunctionDecl *FD,
   LoopDepth = SavedDepth;
 }
 
+/// A reduction operator's identity ("MIN", "MAX": the type's least and
+/// largest values; "~0": all bits set) and how work-item 0 combines its
+/// value {0} with work-item fpm_j's {1}.
+static std::pair<const char *, const char *>
+reductionCombining(ReductionOp Op) {
+  switch (Op) {
+  case ReductionOp::Add:
+    return {"0", "{0} + {1}"};
+  case ReductionOp::Mul:
+    return {"1", "{0} * {1}"};
+  case ReductionOp::Min:
+    return {"MAX", "{1} < {0} ? {1} : {0}"};
+  case ReductionOp::Max:
+    return {"MIN", "{0} < {1} ? {1} : {0}"};
+  case ReductionOp::BitAnd:
+    return {"~0", "{0} & {1}"};
+  case ReductionOp::BitOr:
+    return {"0", "{0} | {1}"};
+  case ReductionOp::BitXor:
+    return {"0", "{0} ^ {1}"};
+  case ReductionOp::And:
+    return {"1", "{0} && {1}"};
+  case ReductionOp::Or:
+    return {"0", "{0} || {1}"};
+  }
+  llvm_unreachable("a reduction operator");
+}
+
 /// The kernel's part of the reductions: a `__global` parameter for each
 /// one's partial results (one per work-group; a bool's as a uchar, which
 /// OpenCL C lets a buffer hold), appended to Params; the work-item's
@@ -2126,8 +2154,8 @@ void KernelPrinter::printFunction(const FunctionDecl *FD,
 /// body: each work-item stores its accumulator, and work-item 0 combines
 /// the group's in work-item order, as fpm's runtime combines partial
 /// results (so that a run gives the same bits every time), and stores the
-/// group's at get_group_id(0). fpm's work-groups have at most 64
-/// work-items (fpm.h, FPM_ARG_REDUCTION).
+/// group's at get_group_id(0), in a __local array of
+/// FPM_MAX_WORK_GROUP_SIZE (fpm.h) elements.
 std::string KernelPrinter::reductionCode(std::string &Params,
                                          std::string &Decls,
                                          std::string &Statements) {
@@ -2155,20 +2183,7 @@ std::string KernelPrinter::reductionCode(std::string &Params,
          {"bool", {"false", "true"}},
          {"float", {"-INFINITY", "INFINITY"}},
          {"double", {"-INFINITY", "INFINITY"}}};
-    // Per operator, in ReductionOp's order: the identity ("MIN", "MAX":
-    // the type's least and largest values; "~0": all bits set) and how
-    // work-item 0 combines its value {0} with work-item fpm_j's {1}.
-    static const std::pair<const char *, const char *> Operators[] = {
-        {"0", "{0} + {1}"},
-        {"1", "{0} * {1}"},
-        {"MAX", "{1} < {0} ? {1} : {0}"},
-        {"MIN", "{0} < {1} ? {1} : {0}"},
-        {"~0", "{0} & {1}"},
-        {"0", "{0} | {1}"},
-        {"0", "{0} ^ {1}"},
-        {"1", "{0} && {1}"},
-        {"0", "{0} || {1}"}};
-    const auto [Identity, Combining] = Operators[static_cast<int>(R.Op)];
+    const auto [Identity, Combining] = reductionCombining(R.Op);
     std::string Initial = Identity;
     if (Initial == "MIN")
       Initial = Limits.lookup(T).first;
@@ -2178,7 +2193,8 @@ std::string KernelPrinter::reductionCode(std::string &Params,
       Initial = T == "bool" ? "true" : "(" + T + ")~0";
     std::string Combined =
         llvm::formatv(Combining, Name, Group + "[fpm_j]").str();
-    Decls += "  __local " + Stored + " " + Group + "[64];\n";
+    Decls += "  __local " + Stored + " " + Group + "[" +
+             std::to_string(FPM_MAX_WORK_GROUP_SIZE) + "];\n";
     Decls += "  " + T + " " + Name + " = " + Initial + "; /* reduction(" +
              reductionOpSpelling(R.Op) + ": " + R.Name + ") */\n";
     Stores += "  " + Group + "[fpm_l] = " + Name + ";\n";

@@ -27,6 +27,8 @@
 #ifndef FPM_LIB_LOOPCHECKER_H
 #define FPM_LIB_LOOPCHECKER_H
 
+#include "fpm/fpm.h"
+
 #include "ClauseSema.h"
 #include "IntPoly.h"
 #include "OpenMpRegions.h"
@@ -49,9 +51,32 @@ class VarDecl;
 
 namespace fpm {
 
-/// The comparison of a canonical loop's test, the loop variable on the left;
-/// the values are fpm.h's `enum fpm_compare`.
-enum class LoopCompare { LT = 0, LE = 1, GT = 2, GE = 3, NE = 4 };
+/// The comparison of a canonical loop's test, the loop variable on the left,
+/// with fpm.h's values (`enum fpm_compare`).
+enum class LoopCompare {
+  LT = FPM_LT,
+  LE = FPM_LE,
+  GT = FPM_GT,
+  GE = FPM_GE,
+  NE = FPM_NE
+};
+
+/// fpm.h's name of the comparison: "FPM_LT".
+inline const char *compareEnumerator(LoopCompare Compare) {
+  switch (Compare) {
+  case LoopCompare::LT:
+    return "FPM_LT";
+  case LoopCompare::LE:
+    return "FPM_LE";
+  case LoopCompare::GT:
+    return "FPM_GT";
+  case LoopCompare::GE:
+    return "FPM_GE";
+  case LoopCompare::NE:
+    return "FPM_NE";
+  }
+  return "";
+}
 
 /// `for (Var = Lower; Var Compare Bound; Var += Step)`.
 struct CanonicalLoop {

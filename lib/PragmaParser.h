@@ -15,6 +15,8 @@
 #ifndef FPM_LIB_PRAGMAPARSER_H
 #define FPM_LIB_PRAGMAPARSER_H
 
+#include "fpm/fpm.h"
+
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/SourceLocation.h"
 #include "clang/Lex/Pragma.h"
@@ -69,34 +71,45 @@ struct PrivateName {
   clang::SourceLocation Loc;
 };
 
-/// The operators of `reduction(op: list)`; the values are fpm.h's `enum
-/// fpm_reduction_op`.
+/// The operators of `reduction(op: list)`, with fpm.h's values (`enum
+/// fpm_reduction_op`): Op(Enumerator, fpm.h's name, the clause's spelling).
+// clang-format off
+#define FPM_REDUCTION_OPS(Op)                                                  \
+  Op(Add, FPM_REDUCE_ADD, "+")          Op(Mul, FPM_REDUCE_MUL, "*")           \
+  Op(Min, FPM_REDUCE_MIN, "min")        Op(Max, FPM_REDUCE_MAX, "max")         \
+  Op(BitAnd, FPM_REDUCE_BIT_AND, "&")   Op(BitOr, FPM_REDUCE_BIT_OR, "|")      \
+  Op(BitXor, FPM_REDUCE_BIT_XOR, "^")   Op(And, FPM_REDUCE_AND, "&&")          \
+  Op(Or, FPM_REDUCE_OR, "||")
+// clang-format on
+
 enum class ReductionOp {
-  Add = 0,    ///< +
-  Mul = 1,    ///< *
-  Min = 2,    ///< min
-  Max = 3,    ///< max
-  BitAnd = 4, ///< &
-  BitOr = 5,  ///< |
-  BitXor = 6, ///< ^
-  And = 7,    ///< &&
-  Or = 8      ///< ||
+#define FPM_ENUMERATOR(Name, Value, Spelling) Name = Value,
+  FPM_REDUCTION_OPS(FPM_ENUMERATOR)
+#undef FPM_ENUMERATOR
 };
 
 /// The operator as the clause writes it: "+", "min", "&&".
 inline const char *reductionOpSpelling(ReductionOp Op) {
-  static const char *const Spellings[] = {"+", "*", "min", "max", "&",
-                                          "|", "^", "&&",  "||"};
-  return Spellings[static_cast<int>(Op)];
+  switch (Op) {
+#define FPM_SPELLING(Name, Value, Spelling)                                    \
+  case ReductionOp::Name:                                                      \
+    return Spelling;
+    FPM_REDUCTION_OPS(FPM_SPELLING)
+#undef FPM_SPELLING
+  }
+  return "";
 }
 
 /// fpm.h's name of the operator: "FPM_REDUCE_ADD".
 inline const char *reductionOpEnumerator(ReductionOp Op) {
-  static const char *const Names[] = {
-      "FPM_REDUCE_ADD",     "FPM_REDUCE_MUL",     "FPM_REDUCE_MIN",
-      "FPM_REDUCE_MAX",     "FPM_REDUCE_BIT_AND", "FPM_REDUCE_BIT_OR",
-      "FPM_REDUCE_BIT_XOR", "FPM_REDUCE_AND",     "FPM_REDUCE_OR"};
-  return Names[static_cast<int>(Op)];
+  switch (Op) {
+#define FPM_NAME(Name, Value, Spelling)                                        \
+  case ReductionOp::Name:                                                      \
+    return #Value;
+    FPM_REDUCTION_OPS(FPM_NAME)
+#undef FPM_NAME
+  }
+  return "";
 }
 
 /// One variable of a reduction clause, with the clause's operator.

@@ -87,9 +87,7 @@ bool LoopRewriter::rewrite(const LoopModel &L) {
   else
     LT.Step = std::string(Loop.StepNegated ? "-" : "") + "(" + LT.I64 + ")(" +
               T.of(Loop.Step) + ")";
-  static const char *const CompareNames[] = {"FPM_LT", "FPM_LE", "FPM_GT",
-                                             "FPM_GE", "FPM_NE"};
-  LT.Compare = CompareNames[static_cast<int>(Loop.Compare)];
+  LT.Compare = compareEnumerator(Loop.Compare);
   if (Loop.CompareType.isNull())
     LT.CompareType =
         "decltype(fpm_lower" + LT.Suffix + " + (" + LT.Bound + "))";

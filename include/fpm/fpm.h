@@ -17,7 +17,7 @@
  *
  * Link with -lfpmrt; the library finds its own dependencies (libomp).
  *
- * Environment variables (docs/pragma.md): FPM_SCHEDULE overrides every
+ * Environment variables (docs/environment.md): FPM_SCHEDULE overrides every
  * loop's schedule, FPM_DEVICES its devices, FPM_VERBOSE=1 prints on stderr
  * how each loop was split (its first 5 distinct splits, then a line saying
  * that further ones are not printed, and their count at exit),
@@ -226,6 +226,11 @@ fpm_arg fpm_end_arg(void);
    the CPU's writes and other ranges' are never overwritten. The iterations
    must write disjoint elements, as a DOALL loop's do. */
 fpm_arg fpm_mask_arg(int array, size_t unit);
+
+/* The most work-items in a work-group of a kernel the runtime launches (a
+   power of two; a kernel may allow fewer): a kernel that keeps one __local
+   element per work-item needs this many. */
+#define FPM_MAX_WORK_GROUP_SIZE 64
 
 /* The OpenCL side of a loop. Zero-initialise, then set fields. */
 typedef struct fpm_kernel {

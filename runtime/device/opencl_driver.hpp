@@ -17,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "fpm/fpm.h"
+
 #include "device/driver.hpp"
 #include "device/faults.hpp"
 #include "device/opencl.hpp"
@@ -34,8 +36,9 @@ namespace fpm {
 /// larger), so that a device runs them as whole work-groups of this size.
 /// An implementation left to choose the work-group size picks a divisor
 /// of each global size (1 for a prime one), and PoCL compiles the kernel
-/// again for every new work-group size: tens of milliseconds each.
-constexpr std::int64_t OpenClWorkGroupSize = 64;
+/// again for every new work-group size: tens of milliseconds each. The
+/// rewriter sizes generated kernels' __local arrays by the same constant.
+constexpr std::int64_t OpenClWorkGroupSize = FPM_MAX_WORK_GROUP_SIZE;
 
 /// An OpenCL device opened for a loop.
 struct DevicePe {
