@@ -20,6 +20,7 @@
 #include "exec/exec.hpp"
 #include "exec/loop_pes.hpp"
 #include "exec/loop_state.hpp"
+#include "exec/schedule_string.hpp"
 #include "exec/trip_count.hpp"
 #include "profiling/benchmark.hpp"
 #include "reduce/reductions.hpp"
@@ -199,13 +200,11 @@ int runCall(const fpm::LoopArguments &arguments, std::optional<fpm::Range> part,
         partials->apply();
       }
       return FPM_OK;
-    } catch (const std::invalid_argument &error) {
+    } catch (const fpm::ScheduleError &error) {
       // Name where a bad schedule came from: the user set it, not the code.
-      const std::string what = error.what();
       return fail(FPM_ERROR_INVALID_ARGUMENT,
-                  overridden && !what.starts_with("FPM_")
-                      ? "FPM_SCHEDULE: " + what
-                      : what);
+                  overridden ? "FPM_SCHEDULE: " + std::string(error.what())
+                             : error.what());
     }
   } catch (const std::invalid_argument &error) {
     return fail(FPM_ERROR_INVALID_ARGUMENT, error.what());

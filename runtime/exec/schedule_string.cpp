@@ -100,8 +100,8 @@ bool isNameChar(char c) {
 }
 
 [[noreturn]] void fail(std::string_view text, const std::string &problem) {
-  throw std::invalid_argument("invalid schedule \"" + std::string(text) +
-                              "\": " + problem);
+  throw ScheduleError("invalid schedule \"" + std::string(text) +
+                      "\": " + problem);
 }
 
 } // namespace

@@ -17,10 +17,18 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
 namespace fpm {
+
+/// What parseLoopSchedule() throws: a schedule string that does not parse.
+/// Its own type, so that a caller can say where the string came from
+/// (FPM_SCHEDULE) without claiming other errors for it.
+struct ScheduleError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
 
 /// A parsed schedule string.
 struct LoopSchedule {
@@ -49,8 +57,7 @@ struct LoopSchedule {
 /// wdah_heuristic, optimal, pss, css(k), gss[, alpha], fss[, alpha],
 /// tss[, alpha], auto; an argument is read by readScheduleArgument()
 /// (fpm/schedules.hpp: WDAH's backtrack is 1 .. MaxBacktrack = 100,000).
-/// Throws std::invalid_argument whose what() names the string and the
-/// problem.
+/// Throws ScheduleError whose what() names the string and the problem.
 LoopSchedule parseLoopSchedule(std::string_view text);
 
 } // namespace fpm

@@ -472,6 +472,15 @@ TEST(ApiTest, FpmScheduleOverridesTheLoop) {
     EXPECT_NE(message.find("FPM_SCHEDULE"), std::string::npos) << message;
     EXPECT_NE(message.find("bogus"), std::string::npos) << message;
   }
+  {
+    // A valid FPM_SCHEDULE is not blamed for another argument's error.
+    ScopedEnv env("FPM_SCHEDULE", "gss");
+    EXPECT_EQ(fpm_parallel_for(&loop, -1, body, &state),
+              FPM_ERROR_INVALID_ARGUMENT);
+    const std::string message = fpm_last_error();
+    EXPECT_EQ(message.find("FPM_SCHEDULE"), std::string::npos) << message;
+    EXPECT_NE(message.find("trip count"), std::string::npos) << message;
+  }
 }
 
 TEST(ApiTest, FpmDevicesGpuRunsOnTheCpuWithANote) {
