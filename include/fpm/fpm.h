@@ -318,10 +318,13 @@ typedef int (*fpm_reduce_body_fn)(int64_t begin, int64_t end, void *context,
  * gets accumulators of its own; on a device, each work-group reduces its
  * items and the host combines the work-groups' results (FPM_ARG_REDUCTION).
  * Partial results are combined in the order of their iteration ranges, not
- * in the order PEs finish, then into each variable: a static schedule gives
- * the same bits run after run; a dynamic one may split differently each
- * call, so a floating-point sum may differ in its last bits from call to
- * call (and from the serial loop's, as with OpenMP). A chunk that fails on
+ * in the order PEs finish, then into each variable: the same cuts on the
+ * same PEs give the same bits. A static schedule on the CPU team alone
+ * cuts alike every call; a dynamic one, `auto` learning the PEs' speeds,
+ * and an idle PE stealing the tail of another's queue (with devices;
+ * FPM_STEAL=0 turns it off) may cut differently, so a floating-point sum
+ * may differ in its last bits from call to call (and from the serial
+ * loop's, as with OpenMP). A chunk that fails on
  * a device is rerun elsewhere and counted once. Variables are written only
  * when the loop completes (FPM_OK). kernel may be NULL (the CPU only).
  */
@@ -449,7 +452,9 @@ int fpm_describe_sections(fpm_loop *loop, fpm_arg *args,
                           const fpm_section *sections, int count,
                           int64_t trip_count);
 
-/* A message for the calling thread's last error, or "" when there was none. */
+/* The message of the calling thread's last failed call, or "" when it has
+   had none. A call that succeeds leaves it as it was: look at the status
+   first. */
 const char *fpm_last_error(void);
 
 /* How many CPU threads the runtime's OpenMP team has. */
