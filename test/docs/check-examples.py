@@ -152,6 +152,8 @@ def main():
                 files[mark[1]] = code
             elif language in ("c", "cpp"):
                 found.append((where, language, mark and mark[1], code))
+    # The folder is this test's own: programs of blocks since moved go.
+    shutil.rmtree(options.work, ignore_errors=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         failures = [f for f in pool.map(
             lambda e: check(e, options, examples, files), found) if f]
