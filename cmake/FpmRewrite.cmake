@@ -38,6 +38,10 @@ function(fpm_rewrite_sources target)
   # list items before it is evaluated.
   set(includeFlags "$<$<BOOL:${includes}>:-I$<JOIN:${includes},$<SEMICOLON>-I>>")
   set(defineFlags "$<$<BOOL:${defines}>:-D$<JOIN:${defines},$<SEMICOLON>-D>>")
+  # fpm's own headers, after the target's: a source that calls the runtime
+  # itself (<fpm/fpm.h>) parses as it compiles once it links fpm::fpmrt.
+  set(fpmIncludes "$<TARGET_PROPERTY:fpm::fpmrt,INTERFACE_INCLUDE_DIRECTORIES>")
+  set(fpmIncludeFlags "-I$<JOIN:${fpmIncludes},$<SEMICOLON>-I>")
   # Only the options both compilers read alike: another compiler's -f and
   # -m options could stop Clang's driver.
   set(sharedOptions "$<FILTER:$<TARGET_PROPERTY:${target},COMPILE_OPTIONS>,INCLUDE,^-(W|D|U|I|std=|f(no-)?(signed-char|unsigned-char|ms-extensions))>")
@@ -79,7 +83,7 @@ function(fpm_rewrite_sources target)
       OUTPUT "${rewritten}"
       COMMAND fpm::fpm-rewrite "${absolute}" -o "${rewritten}" ${depfileFlag}
               "${remarks}" -- "${standard}" "${includeFlags}"
-              "${defineFlags}" "${sharedOptions}"
+              "${fpmIncludeFlags}" "${defineFlags}" "${sharedOptions}"
       DEPENDS "${absolute}" fpm::fpm-rewrite
       ${depfileArgs}
       COMMENT "fpm-rewrite ${source}"
