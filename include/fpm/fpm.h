@@ -452,6 +452,51 @@ int fpm_describe_sections(fpm_loop *loop, fpm_arg *args,
                           const fpm_section *sections, int count,
                           int64_t trip_count);
 
+/*
+ * Data regions, as OpenMP's `target data`: between fpm_data_begin and
+ * fpm_data_end, the arrays they name keep their copies on the OpenCL
+ * devices from one loop call to the next. A device then gets, before a
+ * range runs, only what of its sections it does not hold already, and what
+ * it writes stays on it until another PE, the host or the region's end
+ * needs it: a stencil's time loop moves its halos, not its grids. Loops on
+ * the CPU get what they touch back first, by themselves. The program's
+ * own code inside a region sees the host's copies: before it reads an
+ * array that loops wrote, fpm_update_host; after it writes one,
+ * fpm_update_device (else its reads are stale and devices keep the old
+ * values; as in OpenMP, that is the program's error). An array is used in
+ * place on a device when a loop's argument is that array from its first
+ * byte; other arrays move per call as outside a region. Regions nest: an
+ * array already mapped is counted again, and leaves at its last end.
+ */
+enum fpm_data_map {
+  FPM_DATA_IN = 0,    /* devices get it as they read it; never copied back */
+  FPM_DATA_OUT = 1,   /* the host gets it back at the region's end */
+  FPM_DATA_INOUT = 2, /* the same (devices copy lazily, as for IN) */
+  FPM_DATA_CREATE = 3 /* scratch: never copied back */
+};
+
+/* One array of a region: `bytes` bytes from `data`. */
+typedef struct fpm_data {
+  int map; /* enum fpm_data_map */
+  void *data;
+  size_t bytes;
+} fpm_data;
+
+/* Opens a region over `count` arrays. FPM_ERROR_INVALID_ARGUMENT for an
+   array with no data or bytes, an unknown map, or one that overlaps an
+   array already mapped without being it. */
+int fpm_data_begin(const fpm_data *arrays, int count);
+/* Closes it (the same arrays): OUT and INOUT arrays are whole on the host
+   again, and the devices' copies of each array whose last region this is
+   are released. FPM_ERROR_RUNTIME when a device cannot give back what only
+   it holds. */
+int fpm_data_end(const fpm_data *arrays, int count);
+/* `update host`: the host's copy of [data, data + bytes) is made current. */
+int fpm_update_host(const void *data, size_t bytes);
+/* `update device`: the program wrote [data, data + bytes) on the host; the
+   devices' copies of it are stale. */
+int fpm_update_device(const void *data, size_t bytes);
+
 /* The message of the calling thread's last failed call, or "" when it has
    had none. A call that succeeds leaves it as it was: look at the status
    first. */

@@ -44,8 +44,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <exception>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -415,6 +417,63 @@ void parallelFor(First first, Last last, Body &&body,
                                           static_cast<std::uint64_t>(k)));
               });
 }
+
+/// One array of a data region: `count` elements from `data`, mapped as
+/// `map` (FPM_DATA_IN, _OUT, _INOUT or _CREATE).
+template <class T> fpm_data mapped(int map, T *data, std::size_t count) {
+  return {map, const_cast<void *>(static_cast<const volatile void *>(data)),
+          count * sizeof(T)};
+}
+
+/// A data region (fpm_data_begin) for the life of the object: the arrays
+/// keep their device copies from loop call to loop call, and OUT and INOUT
+/// ones are whole on the host again when it ends.
+///
+///   fpm::DataRegion region{fpm::mapped(FPM_DATA_INOUT, a, n),
+///                          fpm::mapped(FPM_DATA_INOUT, b, n)};
+class DataRegion {
+public:
+  DataRegion(std::initializer_list<fpm_data> arrays) : arrays_(arrays) {
+    const int status =
+        fpm_data_begin(arrays_.data(), static_cast<int>(arrays_.size()));
+    if (status != FPM_OK)
+      detail::throwError(status);
+  }
+  DataRegion(const DataRegion &) = delete;
+  DataRegion &operator=(const DataRegion &) = delete;
+  /// Ends it now; throws what fpm_data_end reports (a device that could
+  /// not give back what only it held).
+  void end() {
+    if (ended_)
+      return;
+    ended_ = true;
+    const int status =
+        fpm_data_end(arrays_.data(), static_cast<int>(arrays_.size()));
+    if (status != FPM_OK)
+      detail::throwError(status);
+  }
+  /// Ends it if end() did not; an error goes to stderr (a destructor does
+  /// not throw).
+  ~DataRegion() {
+    if (!ended_ && fpm_data_end(arrays_.data(),
+                                static_cast<int>(arrays_.size())) != FPM_OK)
+      std::fprintf(stderr, "fpm: fpm::DataRegion: %s\n", fpm_last_error());
+  }
+  /// `update host` and `update device` of `count` elements from `data`.
+  template <class T> static void updateHost(const T *data, std::size_t count) {
+    if (const int status = fpm_update_host(data, count * sizeof(T)))
+      detail::throwError(status);
+  }
+  template <class T>
+  static void updateDevice(const T *data, std::size_t count) {
+    if (const int status = fpm_update_device(data, count * sizeof(T)))
+      detail::throwError(status);
+  }
+
+private:
+  std::vector<fpm_data> arrays_;
+  bool ended_ = false;
+};
 
 } // namespace fpm
 

@@ -24,6 +24,7 @@
 #include "exec/trip_count.hpp"
 #include "profiling/benchmark.hpp"
 #include "reduce/reductions.hpp"
+#include "residency/residency.hpp"
 #include "store/online_profiles.hpp"
 #include "support/environment.hpp"
 
@@ -33,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -478,6 +480,86 @@ extern "C" int fpm_describe_sections(fpm_loop *loop, fpm_arg *args,
     loop->data_count = affine ? count : 0;
   }
   return affine ? 1 : 0;
+}
+
+static_assert(FPM_DATA_IN == static_cast<int>(fpm::residency::Map::In) &&
+              FPM_DATA_OUT == static_cast<int>(fpm::residency::Map::Out) &&
+              FPM_DATA_INOUT == static_cast<int>(fpm::residency::Map::InOut) &&
+              FPM_DATA_CREATE == static_cast<int>(fpm::residency::Map::Create));
+
+namespace {
+
+/// A data region's arrays (fpm_data_begin, fpm_data_end), checked.
+std::vector<fpm::residency::Mapping> mappings(const fpm_data *arrays, int count,
+                                              const char *call) {
+  if (count < 0 || (count > 0 && !arrays))
+    throw std::invalid_argument(std::string(call) + ": " +
+                                std::to_string(count) + " arrays at " +
+                                (arrays ? "an address" : "NULL"));
+  std::vector<fpm::residency::Mapping> list;
+  for (int i = 0; i < count; ++i) {
+    const fpm_data &array = arrays[i];
+    if (array.map < FPM_DATA_IN || array.map > FPM_DATA_CREATE)
+      throw std::invalid_argument(std::string(call) + ": array " +
+                                  std::to_string(i) + " has map " +
+                                  std::to_string(array.map) +
+                                  " (FPM_DATA_IN, _OUT, _INOUT or _CREATE)");
+    list.push_back(
+        {array.data, array.bytes, static_cast<fpm::residency::Map>(array.map)});
+  }
+  return list;
+}
+
+/// Runs `what`, turning its exceptions into a status and fpm_last_error.
+template <class What> int guarded(What what) {
+  try {
+    what();
+    return FPM_OK;
+  } catch (const std::invalid_argument &error) {
+    return fail(FPM_ERROR_INVALID_ARGUMENT, error.what());
+  } catch (const std::exception &error) {
+    return fail(FPM_ERROR_RUNTIME, error.what());
+  }
+}
+
+} // namespace
+
+/// What the coherence had moved when the outermost region began, for
+/// FPM_VERBOSE's line at its end.
+std::mutex regionsMutex;
+fpm::residency::Traffic regionsStart;
+
+extern "C" int fpm_data_begin(const fpm_data *arrays, int count) {
+  return guarded([&] {
+    const std::lock_guard lock(regionsMutex);
+    if (!fpm::residency::active())
+      regionsStart = fpm::residency::traffic();
+    fpm::residency::begin(mappings(arrays, count, "fpm_data_begin"));
+  });
+}
+
+extern "C" int fpm_data_end(const fpm_data *arrays, int count) {
+  return guarded([&] {
+    const std::lock_guard lock(regionsMutex);
+    fpm::residency::end(mappings(arrays, count, "fpm_data_end"));
+    if (fpm::residency::active() || !fpm::readLoopEnvironment().verbose)
+      return;
+    const fpm::residency::Traffic now = fpm::residency::traffic();
+    std::fprintf(
+        stderr,
+        "fpm: data regions ended: %llu bytes went to devices and "
+        "%llu came back to the host while they lasted\n",
+        static_cast<unsigned long long>(now.toDevices - regionsStart.toDevices),
+        static_cast<unsigned long long>(now.toHost - regionsStart.toHost));
+  });
+}
+
+extern "C" int fpm_update_host(const void *data, size_t bytes) {
+  return guarded([&] { fpm::residency::updateHost(data, bytes); });
+}
+
+extern "C" int fpm_update_device(const void *data, size_t bytes) {
+  return guarded([&] { fpm::residency::updateDevices(data, bytes); });
 }
 
 extern "C" const char *fpm_last_error(void) { return lastError.c_str(); }

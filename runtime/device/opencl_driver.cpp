@@ -15,6 +15,7 @@
 #include "device/opencl_driver.hpp"
 
 #include "device/staging.hpp"
+#include "residency/residency.hpp"
 #include "trace/trace.hpp"
 
 #include <algorithm>
@@ -165,6 +166,76 @@ bool sharesWithAWriter(const KernelSpec &spec, std::size_t a) {
   });
 }
 
+/// A resident array's buffer on one device (residency/residency.hpp): the
+/// whole array, kept from call to call while its region lasts, and given
+/// back to the device's pool at the region's end.
+class ResidentBuffer final : public residency::DeviceCopy {
+public:
+  ResidentBuffer(opencl::Device &device, std::size_t bytes)
+      : device_(device), bytes_(bytes),
+        buffer_(device.acquireBuffer(CL_MEM_READ_WRITE, bytes)) {}
+  ~ResidentBuffer() override {
+    device_.releaseBuffer(CL_MEM_READ_WRITE, bytes_, std::move(buffer_));
+  }
+  void download(residency::Bytes range, std::byte *host) override {
+    opencl::check(clEnqueueReadBuffer(device_.downloadQueue(), buffer_.get(),
+                                      CL_TRUE, range.first, range.size(),
+                                      host + range.first, 0, nullptr, nullptr),
+                  "clEnqueueReadBuffer");
+  }
+  const opencl::MemRef &buffer() const { return buffer_; }
+
+private:
+  opencl::Device &device_;
+  std::size_t bytes_;
+  opencl::MemRef buffer_;
+};
+
+/// The resident array that argument `a`'s buffer is, when a data region
+/// maps exactly that array and a device may keep it between calls: not
+/// the rows of row pointers (packed per range), nor an array whose kernel
+/// marks its writes (merged into the host's copy after every range).
+residency::Array *residentArray(const KernelSpec &spec, std::size_t a) {
+  const KernelArg &arg = spec.args[a];
+  if (arg.rowPointers() ||
+      std::ranges::any_of(sharers(spec, a), [](const KernelArg &sharer) {
+        return sharer.mask.has_value();
+      }))
+    return nullptr;
+  return residency::find(arg.data, bufferOf(spec, a).second);
+}
+
+/// Enqueues the uploads of what of `arg`'s section of `range` the device
+/// lacks of resident `array` (nothing, once it holds it: a marker then, so
+/// that a range always waits for something).
+void uploadStale(cl_command_queue queue, cl_mem buffer, const KernelArg &arg,
+                 residency::Array &array, residency::Holder holder, Range range,
+                 std::span<const cl_event> waitFor, std::uint64_t &bytes,
+                 std::vector<opencl::EventRef> &events) {
+  const auto waits = static_cast<cl_uint>(waitFor.size());
+  const cl_event *waitList = waitFor.empty() ? nullptr : waitFor.data();
+  const std::vector<residency::Bytes> stale = residency::prepareRead(
+      array, holder,
+      residency::rectBytes(copiedRects(arg, range, true), arg.size));
+  const auto *host = static_cast<const std::byte *>(arg.data);
+  if (stale.empty()) {
+    cl_event event = nullptr;
+    opencl::check(clEnqueueMarkerWithWaitList(queue, waits, waitList, &event),
+                  "clEnqueueMarkerWithWaitList");
+    events.emplace_back(event);
+    return;
+  }
+  for (const residency::Bytes &part : stale) {
+    cl_event event = nullptr;
+    opencl::check(clEnqueueWriteBuffer(queue, buffer, CL_FALSE, part.first,
+                                       part.size(), host + part.first, waits,
+                                       waitList, &event),
+                  "clEnqueueWriteBuffer");
+    events.emplace_back(event);
+    bytes += part.size();
+  }
+}
+
 /// Where a staged download lands before it is copied to the caller.
 struct Staging {
   std::size_t arg = 0;
@@ -265,14 +336,21 @@ bool OpenClDriver::run(WorkFeed &feed) {
     opencl::Device &device;
     const KernelSpec &spec;
     std::vector<opencl::MemRef> buffers;
+    const std::vector<residency::Array *> &resident; ///< the region's own
     ~Buffers() {
       for (std::size_t a = buffers.size(); a-- > 0;)
-        if (buffers[a] && spec.args[a].buffer == a) {
+        if (buffers[a] && spec.args[a].buffer == a && !resident[a]) {
           const auto [flags, bytes] = bufferOf(spec, a);
           device.releaseBuffer(flags, bytes, std::move(buffers[a]));
         }
     }
-  } owned{device_, kernel_, std::vector<opencl::MemRef>(kernel_.args.size())};
+  } owned{device_, kernel_, std::vector<opencl::MemRef>(kernel_.args.size()),
+          resident_};
+  // Arrays of a data region keep their buffers, and what they hold, from
+  // call to call: only what a range lacks goes over, and what it writes
+  // stays.
+  resident_.assign(kernel_.args.size(), nullptr);
+  const bool regions = residency::active();
   std::vector<opencl::MemRef> &buffers = owned.buffers;
   try {
     faults_.at(0, false);
@@ -325,11 +403,23 @@ bool OpenClDriver::run(WorkFeed &feed) {
       if (arg.kind == KernelArg::Kind::Reduction ||
           arg.kind == KernelArg::Kind::End || arg.kind == KernelArg::Kind::Mask)
         continue; // set per launch (enqueue)
-      if (arg.buffer == a) {
+      if (arg.buffer != a) {
+        buffers[a] = buffers[arg.buffer];
+        resident_[a] = resident_[arg.buffer];
+      } else if (residency::Array *array =
+                     regions ? residentArray(kernel_, a) : nullptr) {
+        resident_[a] = array;
+        buffers[a] =
+            static_cast<ResidentBuffer &>(
+                residency::deviceCopy(*array, &device_,
+                                      [&](std::size_t bytes) {
+                                        return std::make_unique<ResidentBuffer>(
+                                            device_, bytes);
+                                      }))
+                .buffer();
+      } else {
         const auto [flags, bytes] = bufferOf(kernel_, a);
         buffers[a] = device_.acquireBuffer(flags, bytes);
-      } else {
-        buffers[a] = buffers[arg.buffer];
       }
       opencl::check(
           clSetKernelArg(kernel.get(), index, sizeof(cl_mem), &buffers[a]),
@@ -346,6 +436,14 @@ bool OpenClDriver::run(WorkFeed &feed) {
         const KernelArg &arg = kernel_.args[a];
         if (!arg.isArray() || !arg.shared() || !(arg.reads() || arg.mask))
           continue;
+        if (resident_[a]) {
+          uploadStale(device_.uploadQueue(), buffers[a].get(), arg,
+                      *resident_[a], &device_, {}, {}, sharedBytes,
+                      sharedUploads);
+          continue;
+        }
+        if (regions)
+          hostAccess(arg, {});
         std::byte *staging = nullptr;
         if (arg.rowPointers())
           staging = sharedStaging.emplace_back(stage(arg, {})).get();
@@ -437,14 +535,21 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
     const KernelArg &arg = kernel_.args[a];
     if (!arg.isArray() || !arg.reads() || arg.shared())
       continue;
+    const std::span<const cl_event> waitFor =
+        sharesWithAWriter(kernel_, a) ? std::span<const cl_event>(written)
+                                      : std::span<const cl_event>();
+    if (resident_[a]) {
+      uploadStale(device_.uploadQueue(), buffers[a].get(), arg, *resident_[a],
+                  &device_, range, waitFor, chunk.uploadBytes, chunk.uploads);
+      continue;
+    }
+    if (residency::active())
+      hostAccess(arg, range);
     std::byte *staging = nullptr;
     if (arg.rowPointers())
       staging = chunk.uploadStaging.emplace_back(stage(arg, range)).get();
     copySection(device_.uploadQueue(), buffers[a].get(), arg, range, true,
-                staging,
-                sharesWithAWriter(kernel_, a) ? std::span(written)
-                                              : std::span<cl_event>(),
-                chunk.uploadBytes, chunk.uploads);
+                staging, waitFor, chunk.uploadBytes, chunk.uploads);
   }
   std::vector<cl_event> before;
   for (const opencl::EventRef &event : chunk.uploads)
@@ -547,8 +652,10 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
   }
   for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
     const KernelArg &arg = kernel_.args[a];
-    if (!arg.isArray() || !arg.writes())
-      continue;
+    if (!arg.isArray() || !arg.writes() || resident_[a])
+      continue; // a resident array's writes stay (finish)
+    if (residency::active() && !arg.reads())
+      hostAccess(arg, range);
     // A read-and-written section lands in a staging area first: a download
     // that fails half way must not leave the caller's input half
     // overwritten for the CPU's rerun. Rows of row pointers too: they are
@@ -576,7 +683,23 @@ void OpenClDriver::enqueue(cl_kernel kernel, std::size_t groupSize,
   opencl::check(clFlush(device_.downloadQueue()), "clFlush");
 }
 
+void OpenClDriver::hostAccess(const KernelArg &arg, Range range) const {
+  if (arg.rowPointers())
+    return; // rows: no region maps them
+  const std::vector<SectionRect> rects = copiedRects(arg, range, false);
+  residency::acquireHost(arg.data, arg.size, rects);
+  if (arg.writes())
+    residency::hostWrote(arg.data, arg.size, rects);
+}
+
 void OpenClDriver::finish(Inflight &chunk, WorkFeed &feed) {
+  for (std::size_t a = 0; a < kernel_.args.size(); ++a) {
+    const KernelArg &arg = kernel_.args[a];
+    if (arg.isArray() && arg.writes() && resident_[a])
+      residency::wrote(
+          *resident_[a], &device_,
+          residency::rectBytes(copiedRects(arg, chunk.range, false), arg.size));
+  }
   for (const Staging &staged : chunk.staging) {
     const KernelArg &arg = kernel_.args[staged.arg];
     if (!arg.mask) {
@@ -671,6 +794,10 @@ void OpenClDriver::recover(std::deque<Inflight> &inflight, WorkFeed &feed,
       unfinished.push_back(chunk.range);
   }
   inflight.clear();
+  // What only this device holds of resident arrays, its completed ranges'
+  // writes included, comes back before others rerun the rest.
+  if (residency::active())
+    residency::forget(&device_);
   if (trace_)
     trace::failure(trace_->loop, pe_.kernelLane(), device_.info().id, what,
                    trace::now());

@@ -23,6 +23,7 @@
 #include "device/faults.hpp"
 #include "device/opencl.hpp"
 #include "reduce/reductions.hpp"
+#include "residency/residency.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -99,6 +100,11 @@ private:
   void finish(Inflight &chunk, WorkFeed &feed);
   void recover(std::deque<Inflight> &inflight, WorkFeed &feed,
                const char *what);
+  /// In a data region, for an array the device does not keep: the host's
+  /// copy of `arg`'s section of `range` is made current before it is
+  /// uploaded, and what it writes counts as the host's (the download
+  /// brings it).
+  void hostAccess(const KernelArg &arg, Range range) const;
 
   const KernelSpec &kernel_;
   DevicePe pe_;
@@ -107,6 +113,8 @@ private:
   const TraceTarget *trace_;
   ReductionPartials *reductions_;
   std::int64_t busyUntil_ = 0; ///< the last completed range's end
+  /// Per argument, the resident array whose buffer it uses, or null.
+  std::vector<residency::Array *> resident_;
 };
 
 } // namespace fpm

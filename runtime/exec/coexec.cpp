@@ -23,6 +23,7 @@
 #include "balance/balance.hpp"
 #include "device/cpu_driver.hpp"
 #include "device/opencl_driver.hpp"
+#include "exec/host_access.hpp"
 #include "exec/loop_pes.hpp"
 #include "exec/loop_state.hpp"
 #include "exec/plan.hpp"
@@ -145,7 +146,7 @@ public:
         devices_(std::move(devices)), cpuWorkers_(cpuWorkers), pool_(pool),
         faults_(std::move(faults)), tracing_(trace::enabled()),
         logs_(devices_.size() + static_cast<std::size_t>(cpuWorkers)),
-        base_(call.iterations().begin) {
+        base_(call.iterations().begin), host_(call) {
     for (WorkerLog &log : logs_)
       log.profiling = !call.name.empty();
   }
@@ -228,7 +229,9 @@ private:
 
   /// Runs CPU chunks from the pool as PE `pe` until none is left.
   void driveCpu(std::size_t pe, int lane, WorkerLog &log, bool rescue) {
-    PoolFeed feed(*this, pe, log, rescue);
+    PoolFeed pool(*this, pe, log, rescue);
+    HostAccessFeed inRegion(pool, host_);
+    WorkFeed &feed = host_.needed() ? static_cast<WorkFeed &>(inRegion) : pool;
     const TraceTarget target{traceLoop_, lane};
     if (runCpuDriver(feed, call_.body, call_.context,
                      tracing_ ? &target : nullptr) != 0)
@@ -278,6 +281,7 @@ private:
   bool tracing_;
   std::vector<WorkerLog> logs_;
   std::int64_t base_; ///< the call's first iteration
+  HostAccess host_;   ///< a CPU range's side of a data region
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::exception_ptr error_;

@@ -32,6 +32,7 @@
 
 #include "exec/coexec.hpp"
 #include "exec/cpu_adaptation.hpp"
+#include "exec/host_access.hpp"
 #include "exec/loop_state.hpp"
 #include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"
@@ -501,6 +502,9 @@ LoopStatus runLoop(const LoopCall &call) {
     printOnce(call, plan);
   if (iterations.size() == 0)
     return LoopStatus::Completed;
+  // In a data region: the host's copies of what the call touches, current.
+  if (const HostAccess host(call); host.needed())
+    host.before(iterations);
   // Per-chunk times only when someone reads them.
   std::optional<Recording> recording;
   const bool tracing = trace::enabled();

@@ -7,12 +7,14 @@
 #include "mpi/section_broadcast.hpp"
 
 #include "data/sections.hpp"
+#include "residency/residency.hpp"
 
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace fpm::mpi {
 namespace {
@@ -79,13 +81,30 @@ void broadcastBytes(MPI_Comm comm, void *data, std::int64_t bytes, int root) {
 
 void broadcastWrittenSections(MPI_Comm comm, std::span<const fpm_arg> data,
                               std::span<const ChunkMaster::Grant> grants) {
+  // In a data region, a rank's writes may be on its devices: its host copy
+  // is made current before it sends, and what a rank receives is its
+  // host's from then on.
+  const bool regions = residency::active();
+  int rank = 0;
+  if (regions)
+    check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   // In iteration order: what the serial loop leaves where sections overlap
   // is the last iteration's.
   for (const fpm_arg &arg : data) {
     if (arg.kind != FPM_ARG_OUT && arg.kind != FPM_ARG_INOUT)
       continue;
-    for (const ChunkMaster::Grant &grant : grants)
+    for (const ChunkMaster::Grant &grant : grants) {
+      std::vector<SectionRect> rects;
+      if (regions && arg.row_length == 0) {
+        rects =
+            sectionRects(ArgSection(arg), grant.range.begin, grant.range.end);
+        if (grant.node == rank)
+          residency::acquireHost(arg.data, arg.size, rects);
+      }
       broadcastSection(comm, arg, grant.range, grant.node);
+      if (!rects.empty())
+        residency::hostWrote(arg.data, arg.size, rects);
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include "exec/coexec.hpp"
 #include "exec/loop_pes.hpp"
 #include "exec/loop_state.hpp"
+#include "residency/residency.hpp"
 #include "store/online_profiles.hpp"
 #include "store/profile_store.hpp"
 #include "support/text.hpp"
@@ -156,6 +157,10 @@ public:
   SavedSections(std::vector<fpm_arg> written, std::int64_t iterations)
       : written_(std::move(written)) {
     for (const fpm_arg &arg : written_) {
+      // In a data region: the current values, wherever they are.
+      if (residency::active() && arg.row_length == 0)
+        residency::acquireHost(arg.data, arg.size,
+                               sectionRects(ArgSection(arg), 0, iterations));
       std::vector<std::byte> &copy = copies_.emplace_back();
       forEachRange(arg, iterations, [&](std::byte *at, std::size_t bytes) {
         copy.insert(copy.end(), at, at + bytes);
@@ -172,6 +177,11 @@ public:
                      std::memcpy(at, from, bytes);
                      from += bytes;
                    });
+      // What a run wrote on a device is undone on the host alone.
+      if (residency::active() && written_[a].row_length == 0)
+        residency::hostWrote(
+            written_[a].data, written_[a].size,
+            sectionRects(ArgSection(written_[a]), 0, iterations));
     }
   }
 

@@ -1,0 +1,380 @@
+//===- residency/residency.cpp - Arrays that stay on devices --------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The registry of resident arrays and their coherence (residency.hpp).
+// Invariant: for every array, the union of its holders' current bytes is
+// the whole array (the host holds all of it at begin(); a write moves bytes
+// to the writer; a read adds a holder), so that every byte has a current
+// copy somewhere.
+//
+//===----------------------------------------------------------------------===//
+
+#include "residency/residency.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <stdexcept>
+#include <string>
+
+namespace fpm::residency {
+
+void ByteSet::add(Bytes range) {
+  if (range.first >= range.last)
+    return;
+  // The ranges that touch or overlap `range` merge into it.
+  auto from = std::ranges::lower_bound(ranges_, range.first, {}, &Bytes::last);
+  auto to = from;
+  while (to != ranges_.end() && to->first <= range.last) {
+    range.first = std::min(range.first, to->first);
+    range.last = std::max(range.last, to->last);
+    ++to;
+  }
+  from = ranges_.erase(from, to);
+  ranges_.insert(from, range);
+}
+
+void ByteSet::remove(Bytes range) {
+  if (range.first >= range.last)
+    return;
+  std::vector<Bytes> kept;
+  kept.reserve(ranges_.size() + 1);
+  for (const Bytes &r : ranges_) {
+    if (r.last <= range.first || r.first >= range.last) {
+      kept.push_back(r);
+      continue;
+    }
+    if (r.first < range.first)
+      kept.push_back({r.first, range.first});
+    if (r.last > range.last)
+      kept.push_back({range.last, r.last});
+  }
+  ranges_ = std::move(kept);
+}
+
+std::vector<Bytes> ByteSet::missing(Bytes range) const {
+  std::vector<Bytes> gaps;
+  std::size_t at = range.first;
+  for (const Bytes &r : ranges_) {
+    if (r.last <= at)
+      continue;
+    if (r.first >= range.last)
+      break;
+    if (r.first > at)
+      gaps.push_back({at, r.first});
+    at = std::max(at, r.last);
+    if (at >= range.last)
+      break;
+  }
+  if (at < range.last)
+    gaps.push_back({at, range.last});
+  return gaps;
+}
+
+std::vector<Bytes> ByteSet::within(Bytes range) const {
+  std::vector<Bytes> parts;
+  for (const Bytes &r : ranges_) {
+    const std::size_t first = std::max(r.first, range.first);
+    const std::size_t last = std::min(r.last, range.last);
+    if (first < last)
+      parts.push_back({first, last});
+  }
+  return parts;
+}
+
+class Array {
+public:
+  Array(const Mapping &mapping)
+      : base(static_cast<std::byte *>(mapping.data)), bytes(mapping.bytes),
+        map(mapping.map) {
+    current[nullptr].add({0, bytes});
+  }
+
+  std::byte *const base;
+  const std::size_t bytes;
+  const Map map;
+  int count = 1; ///< regions that map it
+
+  std::mutex mutex; ///< guards what follows
+  /// Each holder's current bytes; the host's entry always exists.
+  std::map<Holder, ByteSet> current;
+  std::map<Holder, std::unique_ptr<DeviceCopy>> copies;
+
+  /// Makes `range` current on the host, from the devices that hold what
+  /// it lacks. Called with `mutex` held.
+  void fetchToHost(Bytes range);
+  /// `holder` alone holds `range` now. Called with `mutex` held.
+  void moveTo(Holder holder, Bytes range) {
+    for (auto &[other, set] : current)
+      if (other != holder)
+        set.remove(range);
+    current[holder].add(range);
+  }
+};
+
+namespace {
+
+std::atomic<std::uint64_t> bytesToDevices{0}, bytesToHost{0};
+
+/// The resident arrays. Never destroyed: loops may run during exit.
+struct Registry {
+  std::shared_mutex mutex;
+  std::vector<std::unique_ptr<Array>> arrays;
+  std::atomic<std::size_t> count{0};
+};
+
+Registry &registry() {
+  static Registry *const instance = new Registry;
+  return *instance;
+}
+
+std::string describe(const void *data, std::size_t bytes) {
+  return "the " + std::to_string(bytes) + " bytes at " +
+         std::to_string(reinterpret_cast<std::uintptr_t>(data));
+}
+
+/// The bytes of [first, last) within `array`, if any.
+bool overlap(const Array &array, const std::byte *first, const std::byte *last,
+             Bytes &range) {
+  const std::byte *from = std::max<const std::byte *>(first, array.base);
+  const std::byte *to =
+      std::min<const std::byte *>(last, array.base + array.bytes);
+  if (from >= to)
+    return false;
+  range = {static_cast<std::size_t>(from - array.base),
+           static_cast<std::size_t>(to - array.base)};
+  return true;
+}
+
+/// Calls `use(array, range)` for each resident array that [first, last)
+/// overlaps, with its mutex held.
+template <class Use>
+void forEachOverlap(const std::byte *first, const std::byte *last, Use use) {
+  Registry &r = registry();
+  std::shared_lock lock(r.mutex);
+  for (const std::unique_ptr<Array> &array : r.arrays) {
+    Bytes range;
+    if (!overlap(*array, first, last, range))
+      continue;
+    std::lock_guard arrayLock(array->mutex);
+    use(*array, range);
+  }
+}
+
+} // namespace
+
+void Array::fetchToHost(Bytes range) {
+  ByteSet &host = current[nullptr];
+  for (auto &[holder, set] : current) {
+    if (!holder)
+      continue;
+    // What the host still lacks that this device holds (two devices may
+    // hold the same bytes: one download each).
+    for (const Bytes &part : set.within(range))
+      for (const Bytes &gap : host.missing(part)) {
+        copies.at(holder)->download(gap, base);
+        bytesToHost += gap.size();
+        host.add(gap);
+      }
+  }
+}
+
+void begin(std::span<const Mapping> arrays) {
+  Registry &r = registry();
+  std::unique_lock lock(r.mutex);
+  for (const Mapping &mapping : arrays) {
+    if (!mapping.data || mapping.bytes == 0)
+      throw std::invalid_argument("fpm_data_begin: an array with no data or "
+                                  "no bytes");
+    const auto *first = static_cast<const std::byte *>(mapping.data);
+    Array *same = nullptr;
+    for (const std::unique_ptr<Array> &array : r.arrays) {
+      Bytes range;
+      if (!overlap(*array, first, first + mapping.bytes, range))
+        continue;
+      if (array->base != first || array->bytes != mapping.bytes)
+        throw std::invalid_argument(
+            "fpm_data_begin: " + describe(mapping.data, mapping.bytes) +
+            " overlap the resident array of " +
+            describe(array->base, array->bytes) +
+            " without being it: map an array once, whole");
+      same = array.get();
+    }
+    if (same) {
+      ++same->count;
+      continue;
+    }
+    r.arrays.push_back(std::make_unique<Array>(mapping));
+    r.count.store(r.arrays.size());
+  }
+}
+
+void end(std::span<const Mapping> arrays) {
+  Registry &r = registry();
+  std::unique_lock lock(r.mutex);
+  for (const Mapping &mapping : arrays) {
+    auto found = std::ranges::find_if(r.arrays, [&](const auto &array) {
+      return array->base == mapping.data && array->bytes == mapping.bytes;
+    });
+    if (found == r.arrays.end())
+      throw std::invalid_argument(
+          "fpm_data_end: " + describe(mapping.data, mapping.bytes) +
+          " are not a resident array (fpm_data_begin "
+          "maps them)");
+    Array &array = **found;
+    if (--array.count > 0)
+      continue;
+    {
+      std::lock_guard arrayLock(array.mutex);
+      if (array.map == Map::Out || array.map == Map::InOut)
+        array.fetchToHost({0, array.bytes});
+    }
+    r.arrays.erase(found);
+    r.count.store(r.arrays.size());
+  }
+}
+
+void updateHost(const void *data, std::size_t bytes) {
+  const auto *first = static_cast<const std::byte *>(data);
+  acquireHost(first, first + bytes);
+}
+
+void updateDevices(const void *data, std::size_t bytes) {
+  const auto *first = static_cast<const std::byte *>(data);
+  hostWrote(first, first + bytes);
+}
+
+bool active() { return registry().count.load(std::memory_order_relaxed) > 0; }
+
+Array *find(const void *data, std::size_t bytes) {
+  Registry &r = registry();
+  std::shared_lock lock(r.mutex);
+  for (const std::unique_ptr<Array> &array : r.arrays)
+    if (array->base == data && bytes <= array->bytes)
+      return array.get();
+  return nullptr;
+}
+
+DeviceCopy &deviceCopy(
+    Array &array, Holder holder,
+    const std::function<std::unique_ptr<DeviceCopy>(std::size_t)> &make) {
+  std::lock_guard lock(array.mutex);
+  std::unique_ptr<DeviceCopy> &copy = array.copies[holder];
+  if (!copy)
+    copy = make(array.bytes);
+  return *copy;
+}
+
+std::vector<Bytes> prepareRead(Array &array, Holder holder,
+                               std::span<const Bytes> ranges) {
+  std::lock_guard lock(array.mutex);
+  ByteSet &held = array.current[holder];
+  std::vector<Bytes> uploads;
+  for (const Bytes &range : ranges)
+    for (const Bytes &gap : held.missing(range)) {
+      array.fetchToHost(gap);
+      held.add(gap);
+      bytesToDevices += gap.size();
+      uploads.push_back(gap);
+    }
+  return uploads;
+}
+
+void wrote(Array &array, Holder holder, std::span<const Bytes> ranges) {
+  std::lock_guard lock(array.mutex);
+  for (const Bytes &range : ranges)
+    array.moveTo(holder, range);
+}
+
+void acquireHost(const std::byte *first, const std::byte *last) {
+  forEachOverlap(first, last,
+                 [](Array &array, Bytes range) { array.fetchToHost(range); });
+}
+
+void hostWrote(const std::byte *first, const std::byte *last) {
+  forEachOverlap(first, last, [](Array &array, Bytes range) {
+    array.moveTo(nullptr, range);
+  });
+}
+
+void acquireHostAll() {
+  Registry &r = registry();
+  std::shared_lock lock(r.mutex);
+  for (const std::unique_ptr<Array> &array : r.arrays) {
+    std::lock_guard arrayLock(array->mutex);
+    array->fetchToHost({0, array->bytes});
+  }
+}
+
+void hostWroteAll() {
+  Registry &r = registry();
+  std::shared_lock lock(r.mutex);
+  for (const std::unique_ptr<Array> &array : r.arrays) {
+    std::lock_guard arrayLock(array->mutex);
+    array->moveTo(nullptr, {0, array->bytes});
+  }
+}
+
+void forget(Holder holder) {
+  Registry &r = registry();
+  std::shared_lock lock(r.mutex);
+  for (const std::unique_ptr<Array> &array : r.arrays) {
+    std::lock_guard arrayLock(array->mutex);
+    auto held = array->current.find(holder);
+    if (held == array->current.end())
+      continue;
+    // What only it holds: the host's gaps within its bytes.
+    ByteSet &host = array->current[nullptr];
+    for (const Bytes &range : std::vector(held->second.ranges().begin(),
+                                          held->second.ranges().end()))
+      for (const Bytes &gap : host.missing(range)) {
+        array->copies.at(holder)->download(gap, array->base);
+        bytesToHost += gap.size();
+        host.add(gap);
+      }
+    array->current.erase(held);
+  }
+}
+
+std::vector<Bytes> rectBytes(std::span<const SectionRect> rects,
+                             std::size_t size) {
+  std::vector<Bytes> bytes;
+  for (const SectionRect &rect : rects)
+    for (std::int64_t r = 0; r < rect.rows; ++r) {
+      const auto first =
+          static_cast<std::size_t>(rect.first + r * rect.pitch) * size;
+      bytes.push_back(
+          {first, first + static_cast<std::size_t>(rect.width) * size});
+    }
+  return bytes;
+}
+
+/// `rects` without elements below 0: an over-declared input (a[i-1:3] at
+/// i = 0) reaches none that a region maps.
+std::vector<SectionRect> fromElementZero(std::span<const SectionRect> rects) {
+  return clipRects(rects, 0, std::numeric_limits<std::int64_t>::max());
+}
+
+void acquireHost(const void *data, std::size_t size,
+                 std::span<const SectionRect> rects) {
+  const auto *base = static_cast<const std::byte *>(data);
+  for (const Bytes &range : rectBytes(fromElementZero(rects), size))
+    acquireHost(base + range.first, base + range.last);
+}
+
+void hostWrote(const void *data, std::size_t size,
+               std::span<const SectionRect> rects) {
+  const auto *base = static_cast<const std::byte *>(data);
+  for (const Bytes &range : rectBytes(fromElementZero(rects), size))
+    hostWrote(base + range.first, base + range.last);
+}
+
+Traffic traffic() { return {bytesToDevices.load(), bytesToHost.load()}; }
+
+} // namespace fpm::residency

@@ -1,0 +1,427 @@
+//===- residency_test.cpp - Data regions and their coherence --------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// ByteSet; the coherence of a resident array's copies, with a device copy
+// that is memory of the test's own (what moves where, and when); and data
+// regions on PoCL through the C API: a time loop of two stencils gives the
+// serial answer on every PE selection, under faults, and moves less.
+//
+//===----------------------------------------------------------------------===//
+
+#include "residency/residency.hpp"
+
+#include "device/opencl.hpp"
+#include "fpm/fpm.h"
+#include "fpm/fpm.hpp"
+
+#include <gtest/gtest.h>
+
+#include "support/scoped.hpp"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using fpm::residency::Bytes;
+using fpm::residency::ByteSet;
+using fpm::test::ScopedEnv;
+using fpm::test::ScopedThreads;
+using fpm::test::TempDir;
+
+std::vector<Bytes> all(const ByteSet &set) {
+  return {set.ranges().begin(), set.ranges().end()};
+}
+
+TEST(ByteSetTest, AddMergesWhatTouches) {
+  ByteSet set;
+  set.add({10, 20});
+  set.add({30, 40});
+  EXPECT_EQ(all(set), (std::vector<Bytes>{{10, 20}, {30, 40}}));
+  set.add({20, 30}); // touches both
+  EXPECT_EQ(all(set), (std::vector<Bytes>{{10, 40}}));
+  set.add({0, 5});
+  set.add({35, 50});
+  set.add({7, 7}); // empty: nothing
+  EXPECT_EQ(all(set), (std::vector<Bytes>{{0, 5}, {10, 50}}));
+}
+
+TEST(ByteSetTest, RemoveCutsAndSplits) {
+  ByteSet set;
+  set.add({0, 100});
+  set.remove({40, 60});
+  EXPECT_EQ(all(set), (std::vector<Bytes>{{0, 40}, {60, 100}}));
+  set.remove({30, 70});
+  EXPECT_EQ(all(set), (std::vector<Bytes>{{0, 30}, {70, 100}}));
+  set.remove({0, 100});
+  EXPECT_TRUE(all(set).empty());
+}
+
+TEST(ByteSetTest, MissingAndWithin) {
+  ByteSet set;
+  set.add({10, 20});
+  set.add({30, 40});
+  EXPECT_EQ(set.missing({0, 50}),
+            (std::vector<Bytes>{{0, 10}, {20, 30}, {40, 50}}));
+  EXPECT_EQ(set.missing({12, 18}), std::vector<Bytes>{});
+  EXPECT_EQ(set.missing({15, 35}), (std::vector<Bytes>{{20, 30}}));
+  EXPECT_EQ(set.within({15, 35}), (std::vector<Bytes>{{15, 20}, {30, 35}}));
+  EXPECT_EQ(set.within({20, 30}), std::vector<Bytes>{});
+}
+
+//===----------------------------------------------------------------------===//
+// Coherence, with device copies in the test's memory
+//===----------------------------------------------------------------------===//
+
+/// A device's copy as plain memory: the test writes into it what a kernel
+/// would, and counts what the host gets back.
+struct MemoryCopy final : fpm::residency::DeviceCopy {
+  explicit MemoryCopy(std::size_t bytes) : memory(bytes) {}
+  void download(Bytes range, std::byte *host) override {
+    std::memcpy(host + range.first, memory.data() + range.first, range.size());
+    downloaded += range.size();
+  }
+  std::vector<std::byte> memory;
+  std::size_t downloaded = 0;
+};
+
+/// An array of 100 bytes in a region, and two devices' copies of it.
+class CoherenceTest : public testing::Test {
+protected:
+  void SetUp() override {
+    for (int i = 0; i < 100; ++i)
+      host[i] = std::byte(i);
+    fpm::residency::begin(mapping);
+    array = fpm::residency::find(host, sizeof host);
+    ASSERT_NE(array, nullptr);
+    a = &copyOf(&deviceA);
+    b = &copyOf(&deviceB);
+  }
+  void TearDown() override {
+    if (fpm::residency::find(host, sizeof host))
+      fpm::residency::end(mapping);
+  }
+
+  MemoryCopy &copyOf(const void *holder) {
+    return static_cast<MemoryCopy &>(
+        fpm::residency::deviceCopy(*array, holder, [](std::size_t bytes) {
+          return std::make_unique<MemoryCopy>(bytes);
+        }));
+  }
+  /// What a device's upload does with prepareRead's answer.
+  std::vector<Bytes> read(const void *holder, MemoryCopy &copy,
+                          std::vector<Bytes> ranges) {
+    std::vector<Bytes> stale =
+        fpm::residency::prepareRead(*array, holder, ranges);
+    for (const Bytes &part : stale)
+      std::memcpy(copy.memory.data() + part.first, host + part.first,
+                  part.size());
+    return stale;
+  }
+  /// A kernel of `holder` writes `value` over `range`.
+  void write(const void *holder, MemoryCopy &copy, Bytes range, int value) {
+    std::memset(copy.memory.data() + range.first, value, range.size());
+    fpm::residency::wrote(*array, holder, std::vector<Bytes>{range});
+  }
+
+  std::byte host[100];
+  std::vector<fpm::residency::Mapping> mapping{
+      {host, sizeof host, fpm::residency::Map::InOut}};
+  fpm::residency::Array *array = nullptr;
+  const int deviceA = 0, deviceB = 0; // their addresses are the holders
+  MemoryCopy *a = nullptr, *b = nullptr;
+};
+
+TEST_F(CoherenceTest, ADeviceUploadsOnlyWhatItLacks) {
+  EXPECT_EQ(read(&deviceA, *a, {{0, 50}}), (std::vector<Bytes>{{0, 50}}));
+  EXPECT_EQ(read(&deviceA, *a, {{0, 50}}), std::vector<Bytes>{});
+  EXPECT_EQ(read(&deviceA, *a, {{40, 60}}), (std::vector<Bytes>{{50, 60}}));
+}
+
+TEST_F(CoherenceTest, WritesStayOnTheDeviceUntilTheHostNeedsThem) {
+  read(&deviceA, *a, {{0, 100}});
+  write(&deviceA, *a, {10, 20}, 0xAA);
+  EXPECT_EQ(host[15], std::byte(15)); // not yet back
+  EXPECT_EQ(a->downloaded, 0u);
+  // The host needs [0, 15): it gets bytes 10..15 from A, no more.
+  fpm::residency::acquireHost(host, host + 15);
+  EXPECT_EQ(host[12], std::byte(0xAA));
+  EXPECT_EQ(host[15], std::byte(15));
+  EXPECT_EQ(a->downloaded, 5u);
+  // Asked again: nothing moves.
+  fpm::residency::acquireHost(host, host + 15);
+  EXPECT_EQ(a->downloaded, 5u);
+}
+
+TEST_F(CoherenceTest, AnotherDeviceGetsAWriteThroughTheHost) {
+  read(&deviceA, *a, {{0, 100}});
+  write(&deviceA, *a, {60, 70}, 0x11);
+  // B reads [50, 80): the host gets [60, 70) from A first, then B uploads
+  // all of it (it held nothing).
+  EXPECT_EQ(read(&deviceB, *b, {{50, 80}}), (std::vector<Bytes>{{50, 80}}));
+  EXPECT_EQ(b->memory[65], std::byte(0x11));
+  EXPECT_EQ(a->downloaded, 10u);
+  // A still holds its write; B's copy is current too: A reads nothing.
+  EXPECT_EQ(read(&deviceA, *a, {{50, 80}}), std::vector<Bytes>{});
+  // B writes over part of it: A's copy there is stale.
+  write(&deviceB, *b, {62, 64}, 0x22);
+  EXPECT_EQ(read(&deviceA, *a, {{50, 80}}), (std::vector<Bytes>{{62, 64}}));
+  EXPECT_EQ(a->memory[63], std::byte(0x22));
+}
+
+TEST_F(CoherenceTest, HostWritesMakeDeviceCopiesStale) {
+  read(&deviceA, *a, {{0, 100}});
+  host[30] = std::byte(0x77);
+  fpm::residency::updateDevices(host + 30, 1);
+  EXPECT_EQ(read(&deviceA, *a, {{0, 100}}), (std::vector<Bytes>{{30, 31}}));
+  EXPECT_EQ(a->memory[30], std::byte(0x77));
+}
+
+TEST_F(CoherenceTest, AFailedDeviceGivesBackWhatOnlyItHeld) {
+  read(&deviceA, *a, {{0, 100}});
+  write(&deviceA, *a, {0, 10}, 0x33);
+  read(&deviceB, *b, {{0, 5}}); // B now holds [0, 5) too
+  a->downloaded = 0;
+  fpm::residency::forget(&deviceA);
+  EXPECT_EQ(a->downloaded, 5u); // [5, 10): only A had it
+  EXPECT_EQ(host[7], std::byte(0x33));
+  // A holds nothing now: it reads everything again.
+  EXPECT_EQ(read(&deviceA, *a, {{0, 100}}), (std::vector<Bytes>{{0, 100}}));
+}
+
+TEST_F(CoherenceTest, TheEndBringsAnInOutArrayBack) {
+  read(&deviceA, *a, {{0, 100}});
+  write(&deviceA, *a, {90, 100}, 0x44);
+  fpm::residency::end(mapping);
+  EXPECT_EQ(host[95], std::byte(0x44));
+  EXPECT_FALSE(fpm::residency::find(host, sizeof host));
+  EXPECT_FALSE(fpm::residency::active());
+}
+
+TEST_F(CoherenceTest, NestedRegionsCountAnArrayAndInArraysStayOut) {
+  std::byte in[16] = {};
+  const std::vector<fpm::residency::Mapping> inner{
+      {host, sizeof host, fpm::residency::Map::InOut},
+      {in, sizeof in, fpm::residency::Map::In}};
+  fpm::residency::begin(inner);
+  fpm::residency::Array *inArray = fpm::residency::find(in, sizeof in);
+  ASSERT_NE(inArray, nullptr);
+  auto &copy = static_cast<MemoryCopy &>(
+      fpm::residency::deviceCopy(*inArray, &deviceA, [](std::size_t bytes) {
+        return std::make_unique<MemoryCopy>(bytes);
+      }));
+  fpm::residency::prepareRead(*inArray, &deviceA, std::vector<Bytes>{{0, 16}});
+  std::memset(copy.memory.data(), 0x55, 16);
+  fpm::residency::wrote(*inArray, &deviceA, std::vector<Bytes>{{0, 16}});
+  fpm::residency::end(inner);
+  EXPECT_EQ(in[3], std::byte(0)); // an `in` array is not copied back
+  EXPECT_FALSE(fpm::residency::find(in, sizeof in));
+  EXPECT_TRUE(fpm::residency::find(host, sizeof host)); // still mapped once
+}
+
+TEST_F(CoherenceTest, AnArrayThatOverlapsAnotherIsRefused) {
+  const std::vector<fpm::residency::Mapping> part{
+      {host + 10, 20, fpm::residency::Map::In}};
+  EXPECT_THROW(fpm::residency::begin(part), std::invalid_argument);
+  EXPECT_THROW(fpm::residency::end(part), std::invalid_argument);
+}
+
+//===----------------------------------------------------------------------===//
+// Regions on PoCL through the C API
+//===----------------------------------------------------------------------===//
+
+/// A time loop of two three-point stencils, x -> y -> x, on integers (exact
+/// on every PE): y[i+1] = (x[i] + 2 x[i+1] + x[i+2]) % 1000003.
+struct Stencil {
+  static constexpr int N = 20000;
+  std::vector<long long> x = std::vector<long long>(N),
+                         y = std::vector<long long>(N);
+
+  Stencil() {
+    for (int i = 0; i < N; ++i)
+      x[i] = y[i] = (i * 7919LL) % 1000;
+  }
+
+  struct Step {
+    const long long *from;
+    long long *to;
+  };
+  static int body(std::int64_t begin, std::int64_t end, void *context) {
+    const Step &s = *static_cast<const Step *>(context);
+    for (std::int64_t i = begin; i < end; ++i)
+      s.to[i + 1] = (s.from[i] + 2 * s.from[i + 1] + s.from[i + 2]) % 1000003;
+    return 0;
+  }
+  static constexpr const char *Source = R"(
+__kernel void stencil(__global const long *from, __global long *to,
+                   const ulong end) {
+  size_t i = get_global_id(0);
+  if (i >= end) return;
+  to[i + 1] = (from[i] + 2 * from[i + 1] + from[i + 2]) % 1000003;
+})";
+
+  /// One sweep from `from` to `to`; FPM_OK or the error.
+  static int sweep(const char *name, std::vector<long long> &from,
+                   std::vector<long long> &to) {
+    Step step{from.data(), to.data()};
+    fpm_arg args[3] = {};
+    args[0].kind = FPM_ARG_IN;
+    args[0].data = from.data();
+    args[0].size = sizeof(long long);
+    args[0].length = N;
+    args[0].stride = 1;
+    args[0].count = 3;
+    args[1].kind = FPM_ARG_OUT;
+    args[1].data = to.data();
+    args[1].size = sizeof(long long);
+    args[1].length = N;
+    args[1].offset = 1;
+    args[1].stride = 1;
+    args[1].count = 1;
+    args[2] = fpm_end_arg();
+    const fpm_kernel kernel{Source, nullptr, "stencil", nullptr, args, 3};
+    fpm_loop loop{};
+    loop.name = name;
+    return fpm_parallel_for_kernel(&loop, N - 2, body, &step, &kernel);
+  }
+
+  /// `steps` steps; with `region`, inside one.
+  int run(int steps, bool region) {
+    fpm_data arrays[2] = {{FPM_DATA_INOUT, x.data(), N * sizeof(long long)},
+                          {FPM_DATA_INOUT, y.data(), N * sizeof(long long)}};
+    if (region && fpm_data_begin(arrays, 2) != FPM_OK)
+      return FPM_ERROR_INVALID_ARGUMENT;
+    for (int t = 0; t < steps; ++t) {
+      if (int status = sweep("region.xy", x, y); status != FPM_OK)
+        return status;
+      if (int status = sweep("region.yx", y, x); status != FPM_OK)
+        return status;
+    }
+    return region ? fpm_data_end(arrays, 2) : FPM_OK;
+  }
+};
+
+bool haveDevice() {
+  const auto &found = fpm::opencl::devices();
+  return !found.empty() && found.front().id == "opencl0";
+}
+
+class RegionTest : public testing::Test {
+protected:
+  void SetUp() override {
+    if (!haveDevice())
+      GTEST_SKIP() << "no OpenCL device on this machine";
+  }
+  TempDir cacheDir_;
+  ScopedEnv cache_{"FPM_CACHE_DIR", cacheDir_.path().string()};
+  TempDir profiles_;
+  ScopedEnv profileDir_{"FPM_PROFILE_DIR", profiles_.path().string()};
+  ScopedEnv schedule_{"FPM_SCHEDULE", std::nullopt};
+  ScopedEnv devices_{"FPM_DEVICES", std::nullopt};
+  ScopedEnv fault_{"FPM_INJECT_FAULT", std::nullopt};
+  ScopedThreads threads_{2};
+};
+
+TEST_F(RegionTest, ATimeLoopGivesTheSerialAnswerOnEveryPeSelection) {
+  Stencil serial;
+  {
+    ScopedEnv cpu("FPM_DEVICES", "cpu");
+    ASSERT_EQ(serial.run(12, false), FPM_OK) << fpm_last_error();
+  }
+  for (const char *devices : {"cpu", "gpu", "all"})
+    for (const char *schedule : {"auto", "equal", "gss", "fss, 50"}) {
+      ScopedEnv d("FPM_DEVICES", devices);
+      ScopedEnv s("FPM_SCHEDULE", schedule);
+      Stencil inRegion;
+      testing::internal::CaptureStderr();
+      ASSERT_EQ(inRegion.run(12, true), FPM_OK) << fpm_last_error();
+      const std::string errors = testing::internal::GetCapturedStderr();
+      EXPECT_EQ(errors, "") << devices << ", " << schedule; // no device failed
+      EXPECT_EQ(inRegion.x, serial.x) << devices << ", " << schedule;
+      EXPECT_EQ(inRegion.y, serial.y) << devices << ", " << schedule;
+    }
+  EXPECT_FALSE(fpm::residency::active());
+}
+
+TEST_F(RegionTest, ARegionMovesLessThanItsLoopsAlone) {
+  // On the devices alone, every array stays there: each step uploads
+  // nothing once the first has, and only the end brings the arrays back.
+  ScopedEnv gpu("FPM_DEVICES", "gpu");
+  ScopedEnv equal("FPM_SCHEDULE", "equal");
+  Stencil stencil;
+  const fpm::residency::Traffic before = fpm::residency::traffic();
+  testing::internal::CaptureStderr();
+  ASSERT_EQ(stencil.run(10, true), FPM_OK) << fpm_last_error();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  const fpm::residency::Traffic after = fpm::residency::traffic();
+  const std::uint64_t array = Stencil::N * sizeof(long long);
+  // Both arrays up once (x whole; y's two ends, which no sweep writes),
+  // and back once at the end.
+  EXPECT_LE(after.toDevices - before.toDevices, 2 * array);
+  EXPECT_LE(after.toHost - before.toHost, 2 * array);
+  EXPECT_GT(after.toHost - before.toHost, 0u);
+}
+
+TEST_F(RegionTest, AFailedDeviceInsideARegionLosesNothing) {
+  Stencil serial;
+  {
+    ScopedEnv cpu("FPM_DEVICES", "cpu");
+    ASSERT_EQ(serial.run(6, false), FPM_OK) << fpm_last_error();
+  }
+  for (const char *fault : {"opencl0:0", "opencl0:2", "opencl0:2:wait"}) {
+    ScopedEnv f("FPM_INJECT_FAULT", fault);
+    ScopedEnv s("FPM_SCHEDULE", "gss");
+    Stencil inRegion;
+    testing::internal::CaptureStderr();
+    const int status = inRegion.run(6, true);
+    testing::internal::GetCapturedStderr();
+    ASSERT_EQ(status, FPM_OK) << fpm_last_error();
+    EXPECT_EQ(inRegion.x, serial.x) << fault;
+    EXPECT_EQ(inRegion.y, serial.y) << fault;
+  }
+}
+
+TEST_F(RegionTest, UpdatesMoveWhatTheProgramReadsAndWrites) {
+  ScopedEnv gpu("FPM_DEVICES", "gpu");
+  Stencil stencil;
+  testing::internal::CaptureStderr();
+  fpm::DataRegion region{
+      fpm::mapped(FPM_DATA_INOUT, stencil.x.data(), Stencil::N),
+      fpm::mapped(FPM_DATA_INOUT, stencil.y.data(), Stencil::N)};
+  ASSERT_EQ(Stencil::sweep("region.update", stencil.x, stencil.y), FPM_OK);
+  // The sweep's writes are on the device until the host asks for them.
+  const long long expected =
+      (stencil.x[0] + 2 * stencil.x[1] + stencil.x[2]) % 1000003;
+  fpm::DataRegion::updateHost(stencil.y.data(), Stencil::N);
+  EXPECT_EQ(stencil.y[1], expected);
+  // The program writes x on the host and says so: the next sweep reads it.
+  for (long long &v : stencil.x)
+    v = 1;
+  fpm::DataRegion::updateDevice(stencil.x.data(), Stencil::N);
+  ASSERT_EQ(Stencil::sweep("region.update", stencil.x, stencil.y), FPM_OK);
+  region.end();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(stencil.y[1], 4);
+  EXPECT_EQ(stencil.y[Stencil::N / 2], 4);
+}
+
+TEST_F(RegionTest, BadRegionsAreRefused) {
+  long long a[8] = {};
+  fpm_data whole{FPM_DATA_IN, a, sizeof a}, part{FPM_DATA_IN, a + 2, 16},
+      bad{7, a, sizeof a}, none{FPM_DATA_IN, nullptr, 8};
+  EXPECT_EQ(fpm_data_begin(&bad, 1), FPM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fpm_last_error()).find("map 7"), std::string::npos);
+  EXPECT_EQ(fpm_data_begin(&none, 1), FPM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(fpm_data_end(&whole, 1), FPM_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(fpm_data_begin(&whole, 1), FPM_OK);
+  EXPECT_EQ(fpm_data_begin(&part, 1), FPM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fpm_last_error()).find("overlap"), std::string::npos);
+  EXPECT_EQ(fpm_data_end(&whole, 1), FPM_OK);
+  EXPECT_FALSE(fpm::residency::active());
+}
+
+} // namespace
