@@ -740,20 +740,30 @@ void OpenClDriver::finish(Inflight &chunk, WorkFeed &feed) {
     start = opencl::commandTimes(device_, chunk.firstKernel.get()).first;
   const std::int64_t kernelStart = start, kernelEnd = end;
   const std::string &id = device_.info().id;
-  for (const opencl::EventRef &event : chunk.uploads)
-    if (auto [s, e] = opencl::commandTimes(device_, event.get()); s > 0) {
-      start = std::min(start, s);
-      if (trace_)
-        trace::transfer(trace_->loop, pe_.uploadLane(), id, "upload",
-                        chunk.uploadBytes, s, e);
-    }
-  for (const opencl::EventRef &event : chunk.downloads)
-    if (auto [s, e] = opencl::commandTimes(device_, event.get()); s > 0) {
-      end = std::max(end, e);
-      if (trace_)
-        trace::transfer(trace_->loop, pe_.downloadLane(), id, "download",
-                        chunk.downloadBytes, s, e);
-    }
+  // One trace event per direction, from its first copy's start to its
+  // last one's end, with the range's bytes: a range's copies are many (a
+  // rectangle each, or a region's stale parts), its bytes counted once.
+  auto span = [&](const std::vector<opencl::EventRef> &events) {
+    std::pair<std::int64_t, std::int64_t> all{0, 0};
+    for (const opencl::EventRef &event : events)
+      if (auto [s, e] = opencl::commandTimes(device_, event.get()); s > 0) {
+        all.first = all.first ? std::min(all.first, s) : s;
+        all.second = std::max(all.second, e);
+      }
+    return all;
+  };
+  if (const auto [s, e] = span(chunk.uploads); s > 0) {
+    start = std::min(start, s);
+    if (trace_ && chunk.uploadBytes > 0)
+      trace::transfer(trace_->loop, pe_.uploadLane(), id, "upload",
+                      chunk.uploadBytes, s, e);
+  }
+  if (const auto [s, e] = span(chunk.downloads); s > 0) {
+    end = std::max(end, e);
+    if (trace_ && chunk.downloadBytes > 0)
+      trace::transfer(trace_->loop, pe_.downloadLane(), id, "download",
+                      chunk.downloadBytes, s, e);
+  }
   if (end <= 0) // no profiling information: the host's view
     start = end = trace::now();
   const std::int64_t busy =
