@@ -502,8 +502,10 @@ LoopStatus runLoop(const LoopCall &call) {
     printOnce(call, plan);
   if (iterations.size() == 0)
     return LoopStatus::Completed;
-  // In a data region: the host's copies of what the call touches, current.
-  if (const HostAccess host(call); host.needed())
+  // In a data region: the host's copies of what the call reads, current;
+  // what it writes, the host's once it ran (below).
+  const HostAccess host(call);
+  if (host.needed())
     host.before(iterations);
   // Per-chunk times only when someone reads them.
   std::optional<Recording> recording;
@@ -563,6 +565,8 @@ LoopStatus runLoop(const LoopCall &call) {
                 record, timings);
   }
   const bool stopped = stop.load(std::memory_order_relaxed);
+  if (host.needed() && !stopped)
+    host.after(iterations);
   // A stopped call's shares are cut short where a body failed: not kept.
   if (recorder && !stopped)
     recorder->record(plan.plan.granule, plan.timings, trace::now());

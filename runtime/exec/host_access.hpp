@@ -5,9 +5,12 @@
 //===----------------------------------------------------------------------===//
 //
 // In a data region (residency/), a CPU range reads and writes the host's
-// copies of the arrays: before it runs, what of its sections only a device
-// holds comes back, and what it writes counts as the host's from then on
-// (no other range of the call touches those elements: the loop is DOALL).
+// copies of the arrays: before it runs, what of its read sections (in,
+// inout) only a device holds comes back, and an inout section counts as the
+// host's from then on (no other range of the call touches those elements:
+// the loop is DOALL); an out section, which the range writes whole, counts
+// as the host's once the range is done, and nothing of it comes back
+// before (a range a body stops leaves it unspecified, as the loop does).
 // The sections are the loop's (fpm_loop::data), else its kernel's; a loop
 // that says neither gets every resident array, whole.
 //
@@ -27,15 +30,17 @@ public:
   /// Does nothing when no region is open.
   explicit HostAccess(const LoopCall &call);
   bool needed() const { return active_; }
-  /// Before CPU range `range` (the loop's logical iterations) runs.
+  /// Before CPU range `range` (the loop's logical iterations) runs, and
+  /// after it completed.
   void before(Range range) const;
+  void after(Range range) const;
 
 private:
   struct Section {
     const void *data = nullptr;
     std::size_t size = 0;
     ArgSection section;
-    bool writes = false;
+    bool reads = false, writes = false;
   };
   std::vector<Section> sections_;
   bool active_ = false;
@@ -54,6 +59,7 @@ public:
     return range;
   }
   void done(Range range, double seconds) override {
+    access_.after(range);
     feed_.done(range, seconds);
   }
   std::int64_t fail(std::span<const Range> unfinished,

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -25,35 +26,44 @@
 
 namespace fpm::residency {
 
-void ByteSet::add(Bytes range) {
-  if (range.first >= range.last)
-    return;
-  // The ranges that touch or overlap `range` merge into it.
-  auto from = std::ranges::lower_bound(ranges_, range.first, {}, &Bytes::last);
-  auto to = from;
-  while (to != ranges_.end() && to->first <= range.last) {
-    range.first = std::min(range.first, to->first);
-    range.last = std::max(range.last, to->last);
-    ++to;
+void ByteSet::addSorted(std::span<const Bytes> ranges) {
+  // Merge the two ordered lists, then join what touches.
+  std::vector<Bytes> all;
+  all.reserve(ranges_.size() + ranges.size());
+  std::ranges::merge(ranges_, ranges, std::back_inserter(all), {},
+                     &Bytes::first, &Bytes::first);
+  std::vector<Bytes> joined;
+  joined.reserve(all.size());
+  for (const Bytes &r : all) {
+    if (r.first >= r.last)
+      continue;
+    if (!joined.empty() && r.first <= joined.back().last)
+      joined.back().last = std::max(joined.back().last, r.last);
+    else
+      joined.push_back(r);
   }
-  from = ranges_.erase(from, to);
-  ranges_.insert(from, range);
+  ranges_ = std::move(joined);
 }
 
-void ByteSet::remove(Bytes range) {
-  if (range.first >= range.last)
-    return;
+void ByteSet::removeSorted(std::span<const Bytes> ranges) {
   std::vector<Bytes> kept;
-  kept.reserve(ranges_.size() + 1);
-  for (const Bytes &r : ranges_) {
-    if (r.last <= range.first || r.first >= range.last) {
-      kept.push_back(r);
-      continue;
+  kept.reserve(ranges_.size() + ranges.size());
+  auto cut = ranges.begin();
+  for (Bytes r : ranges_) {
+    // The cuts that end before r are past for this and later ranges.
+    while (cut != ranges.end() && cut->last <= r.first)
+      ++cut;
+    for (auto c = cut; c != ranges.end() && c->first < r.last; ++c) {
+      if (c->first >= c->last)
+        continue;
+      if (c->first > r.first)
+        kept.push_back({r.first, c->first});
+      r.first = std::max(r.first, c->last);
+      if (r.first >= r.last)
+        break;
     }
-    if (r.first < range.first)
-      kept.push_back({r.first, range.first});
-    if (r.last > range.last)
-      kept.push_back({range.last, r.last});
+    if (r.first < r.last)
+      kept.push_back(r);
   }
   ranges_ = std::move(kept);
 }
@@ -61,16 +71,12 @@ void ByteSet::remove(Bytes range) {
 std::vector<Bytes> ByteSet::missing(Bytes range) const {
   std::vector<Bytes> gaps;
   std::size_t at = range.first;
-  for (const Bytes &r : ranges_) {
-    if (r.last <= at)
-      continue;
-    if (r.first >= range.last)
-      break;
-    if (r.first > at)
-      gaps.push_back({at, r.first});
-    at = std::max(at, r.last);
-    if (at >= range.last)
-      break;
+  for (auto r =
+           std::ranges::upper_bound(ranges_, range.first, {}, &Bytes::last);
+       r != ranges_.end() && r->first < range.last; ++r) {
+    if (r->first > at)
+      gaps.push_back({at, r->first});
+    at = std::max(at, r->last);
   }
   if (at < range.last)
     gaps.push_back({at, range.last});
@@ -79,12 +85,11 @@ std::vector<Bytes> ByteSet::missing(Bytes range) const {
 
 std::vector<Bytes> ByteSet::within(Bytes range) const {
   std::vector<Bytes> parts;
-  for (const Bytes &r : ranges_) {
-    const std::size_t first = std::max(r.first, range.first);
-    const std::size_t last = std::min(r.last, range.last);
-    if (first < last)
-      parts.push_back({first, last});
-  }
+  for (auto r =
+           std::ranges::upper_bound(ranges_, range.first, {}, &Bytes::last);
+       r != ranges_.end() && r->first < range.last; ++r)
+    parts.push_back(
+        {std::max(r->first, range.first), std::min(r->last, range.last)});
   return parts;
 }
 
@@ -106,15 +111,19 @@ public:
   std::map<Holder, ByteSet> current;
   std::map<Holder, std::unique_ptr<DeviceCopy>> copies;
 
-  /// Makes `range` current on the host, from the devices that hold what
-  /// it lacks. Called with `mutex` held.
-  void fetchToHost(Bytes range);
-  /// `holder` alone holds `range` now. Called with `mutex` held.
-  void moveTo(Holder holder, Bytes range) {
+  /// Makes `ranges` (ordered, disjoint) current on the host, from the
+  /// devices that hold what it lacks. Called with `mutex` held.
+  void fetchToHost(std::span<const Bytes> ranges);
+  void fetchToHost(Bytes range) {
+    fetchToHost(std::span<const Bytes>(&range, 1));
+  }
+  /// `holder` alone holds `ranges` (ordered, disjoint) now. Called with
+  /// `mutex` held.
+  void moveTo(Holder holder, std::span<const Bytes> ranges) {
     for (auto &[other, set] : current)
       if (other != holder)
-        set.remove(range);
-    current[holder].add(range);
+        set.removeSorted(ranges);
+    current[holder].addSorted(ranges);
   }
 };
 
@@ -152,36 +161,47 @@ bool overlap(const Array &array, const std::byte *first, const std::byte *last,
   return true;
 }
 
-/// Calls `use(array, range)` for each resident array that [first, last)
-/// overlaps, with its mutex held.
+/// Calls `use(array, ranges)` for each resident array that any of
+/// `ranges` (bytes from `base`, ordered, disjoint) overlaps, with those
+/// ranges cut to it, as bytes of it, and its mutex held.
 template <class Use>
-void forEachOverlap(const std::byte *first, const std::byte *last, Use use) {
+void forEachOverlap(const std::byte *base, std::span<const Bytes> ranges,
+                    Use use) {
+  if (ranges.empty())
+    return;
   Registry &r = registry();
   std::shared_lock lock(r.mutex);
   for (const std::unique_ptr<Array> &array : r.arrays) {
-    Bytes range;
-    if (!overlap(*array, first, last, range))
+    std::vector<Bytes> within;
+    for (const Bytes &range : ranges)
+      if (Bytes cut;
+          overlap(*array, base + range.first, base + range.last, cut))
+        within.push_back(cut);
+    if (within.empty())
       continue;
     std::lock_guard arrayLock(array->mutex);
-    use(*array, range);
+    use(*array, std::span<const Bytes>(within));
   }
 }
 
 } // namespace
 
-void Array::fetchToHost(Bytes range) {
+void Array::fetchToHost(std::span<const Bytes> ranges) {
   ByteSet &host = current[nullptr];
   for (auto &[holder, set] : current) {
     if (!holder)
       continue;
     // What the host still lacks that this device holds (two devices may
-    // hold the same bytes: one download each).
-    for (const Bytes &part : set.within(range))
-      for (const Bytes &gap : host.missing(part)) {
-        copies.at(holder)->download(gap, base);
-        bytesToHost += gap.size();
-        host.add(gap);
-      }
+    // hold the same bytes: one download each). Only those bytes: a device
+    // may count as holding bytes whose upload is still in flight, which
+    // the host already has.
+    for (const Bytes &range : ranges)
+      for (const Bytes &part : set.within(range))
+        for (const Bytes &gap : host.missing(part)) {
+          copies.at(holder)->download(gap, base);
+          bytesToHost += gap.size();
+          host.add(gap);
+        }
   }
 }
 
@@ -277,30 +297,40 @@ std::vector<Bytes> prepareRead(Array &array, Holder holder,
   ByteSet &held = array.current[holder];
   std::vector<Bytes> uploads;
   for (const Bytes &range : ranges)
-    for (const Bytes &gap : held.missing(range)) {
-      array.fetchToHost(gap);
-      held.add(gap);
-      bytesToDevices += gap.size();
+    for (const Bytes &gap : held.missing(range))
       uploads.push_back(gap);
-    }
+  array.fetchToHost(uploads);
+  for (const Bytes &upload : uploads) {
+    held.add(upload);
+    bytesToDevices += upload.size();
+  }
   return uploads;
 }
 
 void wrote(Array &array, Holder holder, std::span<const Bytes> ranges) {
   std::lock_guard lock(array.mutex);
+  if (std::ranges::is_sorted(ranges, {}, &Bytes::first)) {
+    array.moveTo(holder, ranges);
+    return;
+  }
   for (const Bytes &range : ranges)
-    array.moveTo(holder, range);
+    array.moveTo(holder, std::span<const Bytes>(&range, 1));
 }
 
 void acquireHost(const std::byte *first, const std::byte *last) {
-  forEachOverlap(first, last,
-                 [](Array &array, Bytes range) { array.fetchToHost(range); });
+  const Bytes all{0, static_cast<std::size_t>(last - first)};
+  forEachOverlap(first, std::span<const Bytes>(&all, 1),
+                 [](Array &array, std::span<const Bytes> ranges) {
+                   array.fetchToHost(ranges);
+                 });
 }
 
 void hostWrote(const std::byte *first, const std::byte *last) {
-  forEachOverlap(first, last, [](Array &array, Bytes range) {
-    array.moveTo(nullptr, range);
-  });
+  const Bytes all{0, static_cast<std::size_t>(last - first)};
+  forEachOverlap(first, std::span<const Bytes>(&all, 1),
+                 [](Array &array, std::span<const Bytes> ranges) {
+                   array.moveTo(nullptr, ranges);
+                 });
 }
 
 void acquireHostAll() {
@@ -317,7 +347,8 @@ void hostWroteAll() {
   std::shared_lock lock(r.mutex);
   for (const std::unique_ptr<Array> &array : r.arrays) {
     std::lock_guard arrayLock(array->mutex);
-    array->moveTo(nullptr, {0, array->bytes});
+    const Bytes whole{0, array->bytes};
+    array->moveTo(nullptr, std::span<const Bytes>(&whole, 1));
   }
 }
 
@@ -363,16 +394,20 @@ std::vector<SectionRect> fromElementZero(std::span<const SectionRect> rects) {
 
 void acquireHost(const void *data, std::size_t size,
                  std::span<const SectionRect> rects) {
-  const auto *base = static_cast<const std::byte *>(data);
-  for (const Bytes &range : rectBytes(fromElementZero(rects), size))
-    acquireHost(base + range.first, base + range.last);
+  forEachOverlap(static_cast<const std::byte *>(data),
+                 rectBytes(fromElementZero(rects), size),
+                 [](Array &array, std::span<const Bytes> ranges) {
+                   array.fetchToHost(ranges);
+                 });
 }
 
 void hostWrote(const void *data, std::size_t size,
                std::span<const SectionRect> rects) {
-  const auto *base = static_cast<const std::byte *>(data);
-  for (const Bytes &range : rectBytes(fromElementZero(rects), size))
-    hostWrote(base + range.first, base + range.last);
+  forEachOverlap(static_cast<const std::byte *>(data),
+                 rectBytes(fromElementZero(rects), size),
+                 [](Array &array, std::span<const Bytes> ranges) {
+                   array.moveTo(nullptr, ranges);
+                 });
 }
 
 Traffic traffic() { return {bytesToDevices.load(), bytesToHost.load()}; }

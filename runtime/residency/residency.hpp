@@ -43,8 +43,12 @@ struct Bytes {
 /// touch.
 class ByteSet {
 public:
-  void add(Bytes range);
-  void remove(Bytes range);
+  void add(Bytes range) { addSorted(std::span<const Bytes>(&range, 1)); }
+  void remove(Bytes range) { removeSorted(std::span<const Bytes>(&range, 1)); }
+  /// Many at once, in one pass over the set: `ranges` in increasing order,
+  /// disjoint (a section's runs, row after row).
+  void addSorted(std::span<const Bytes> ranges);
+  void removeSorted(std::span<const Bytes> ranges);
   /// The parts of `range` not in the set, in order.
   std::vector<Bytes> missing(Bytes range) const;
   /// The parts of `range` in the set, in order.
