@@ -19,6 +19,7 @@
 #include "trace/trace.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -26,6 +27,8 @@
 
 namespace fpm {
 namespace {
+
+std::atomic<std::uint64_t> bytesToDevices{0}, bytesFromDevices{0};
 
 double seconds(std::int64_t nanoseconds) {
   return static_cast<double>(nanoseconds) * 1e-9;
@@ -178,6 +181,7 @@ public:
     device_.releaseBuffer(CL_MEM_READ_WRITE, bytes_, std::move(buffer_));
   }
   void download(residency::Bytes range, std::byte *host) override {
+    bytesFromDevices += range.size();
     opencl::check(clEnqueueReadBuffer(device_.downloadQueue(), buffer_.get(),
                                       CL_TRUE, range.first, range.size(),
                                       host + range.first, 0, nullptr, nullptr),
@@ -255,6 +259,10 @@ struct RangeMask {
 };
 
 } // namespace
+
+DeviceTraffic deviceTraffic() {
+  return {bytesToDevices.load(), bytesFromDevices.load()};
+}
 
 std::string DevicePe::profileId() const {
   const opencl::DeviceInfo &info = device->info();
@@ -502,6 +510,7 @@ bool OpenClDriver::run(WorkFeed &feed) {
       opencl::check(
           clWaitForEvents(static_cast<cl_uint>(shared.size()), shared.data()),
           "clWaitForEvents");
+    bytesToDevices += sharedBytes;
     if (trace_ && sharedBytes > 0 && !sharedUploads.empty()) {
       const auto [start, end] =
           opencl::commandTimes(device_, sharedUploads.front().get());
@@ -766,6 +775,8 @@ void OpenClDriver::finish(Inflight &chunk, WorkFeed &feed) {
   }
   if (end <= 0) // no profiling information: the host's view
     start = end = trace::now();
+  bytesToDevices += chunk.uploadBytes;
+  bytesFromDevices += chunk.downloadBytes;
   const std::int64_t busy =
       std::max<std::int64_t>(end - std::max(start, busyUntil_), 0);
   busyUntil_ = std::max(busyUntil_, end);

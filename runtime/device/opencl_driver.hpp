@@ -76,6 +76,16 @@ struct DevicePe {
 std::size_t pipelineDepth(const opencl::DeviceInfo &info,
                           std::optional<long> requested);
 
+/// The bytes every device's driver has copied so far in this process: to
+/// the devices (ranges' sections, shared inputs, a data region's stale
+/// parts) and back (ranges' writes and masks, what a data region's host
+/// asked for). For benchmarks and tests.
+struct DeviceTraffic {
+  std::uint64_t toDevices = 0;
+  std::uint64_t fromDevices = 0;
+};
+DeviceTraffic deviceTraffic();
+
 /// One device's driver for one loop call.
 class OpenClDriver {
 public:

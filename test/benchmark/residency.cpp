@@ -1,0 +1,149 @@
+//===- benchmark/residency.cpp - What a data region saves -----------------===//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A 2-D heat time loop (residency_loops.c: two partitioned sweeps per step,
+// generated kernels) with and without `#pragma fpm data` around it, on the
+// OpenCL devices alone (FPM_DEVICES=gpu) and on one CPU thread and the
+// devices (all). Per configuration, over the second half of the steps (the
+// split settled): the bytes the drivers copied to and from the devices per
+// step (deviceTraffic(): ranges, shared inputs, a region's stale parts and
+// what the host asked back), the median time of a step, and the halo
+// minimum beside them: with two PEs sharing the rows, each sweep's PEs read
+// one row the other wrote, four rows a step (nothing on the devices alone).
+// Schedules: auto (the split follows measured speeds, and moves) and
+// equal with FPM_STEAL=0 (a split that stays). Every run's grids are
+// checked against the serial loop's, bit for bit; a wrong result makes the
+// exit status 1.
+//
+//   fpm-bench-residency [--quick] [--size N] [--steps S] [--only PES]
+//
+// --quick (64 x 64, 6 steps) is the CTest test bench-residency-quick: it
+// checks results, never times. Exit status 77 without an OpenCL device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "residency_loops.h"
+
+#include "device/opencl.hpp"
+#include "device/opencl_driver.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Run {
+  std::vector<double> seconds;             ///< per step
+  std::vector<fpm::DeviceTraffic> traffic; ///< after each step
+  std::chrono::steady_clock::time_point last;
+};
+
+void afterStep(int, void *context) {
+  Run &run = *static_cast<Run *>(context);
+  const auto now = std::chrono::steady_clock::now();
+  run.seconds.push_back(std::chrono::duration<double>(now - run.last).count());
+  run.last = now;
+  run.traffic.push_back(fpm::deviceTraffic());
+}
+
+void initial(std::vector<double> &a, int n) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      a[static_cast<std::size_t>(i) * n + j] = (i * 7 + j * 3) % 17;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int n = 512, steps = 60;
+  bool quick = false;
+  std::string only; // gpu or all: those configurations alone
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) {
+      quick = true;
+      n = 64;
+      steps = 6;
+    } else if (!std::strcmp(argv[i], "--size") && i + 1 < argc) {
+      n = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) {
+      steps = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: fpm-bench-residency [--quick] [--size N] "
+                           "[--steps S]\n");
+      return 2;
+    }
+  }
+  if (fpm::opencl::devices().empty()) {
+    std::puts("fpm-bench-residency: no OpenCL device: skipped");
+    return 77;
+  }
+  const std::size_t cells = static_cast<std::size_t>(n) * n;
+  std::vector<double> serialA(cells), serialB(cells);
+  initial(serialA, n);
+  initial(serialB, n);
+  {
+    setenv("FPM_DEVICES", "cpu", 1);
+    Run ignored;
+    ignored.last = std::chrono::steady_clock::now();
+    heatRun(serialA.data(), serialB.data(), n, steps, 0, afterStep, &ignored);
+  }
+  // Two threads: one CPU thread, one feeding the device under `all`.
+  omp_set_num_threads(2);
+  const double rowBytes = n * sizeof(double);
+  std::printf("fpm-bench-residency: %d x %d grids of doubles (%.1f MiB "
+              "each), %d steps; per step over the last %d\n",
+              n, n, cells * sizeof(double) / 1048576.0, steps, steps / 2);
+  std::printf("%-6s %-16s %-9s %14s %14s %14s %10s\n", "PEs", "schedule",
+              "region", "to devices", "from devices", "halo minimum",
+              "step (ms)");
+  bool wrong = false;
+  for (const char *devices : {"gpu", "all"})
+    for (const char *schedule : {"auto", "equal"})
+      for (int region : {0, 1}) {
+        if (!only.empty() && only != devices)
+          continue;
+        setenv("FPM_DEVICES", devices, 1);
+        setenv("FPM_SCHEDULE", schedule, 1);
+        setenv("FPM_STEAL", std::strcmp(schedule, "equal") ? "1" : "0", 1);
+        std::vector<double> a(cells), b(cells);
+        initial(a, n);
+        initial(b, n);
+        Run run;
+        run.last = std::chrono::steady_clock::now();
+        heatRun(a.data(), b.data(), n, steps, region, afterStep, &run);
+        const bool same = a == serialA && b == serialB;
+        wrong |= !same;
+        const auto half = static_cast<std::size_t>(steps / 2);
+        const fpm::DeviceTraffic from = run.traffic[half - 1];
+        const fpm::DeviceTraffic to = run.traffic.back();
+        const double per = static_cast<double>(steps - half);
+        std::vector<double> late(run.seconds.begin() +
+                                     static_cast<std::ptrdiff_t>(half),
+                                 run.seconds.end());
+        std::nth_element(late.begin(), late.begin() + late.size() / 2,
+                         late.end());
+        const double halo = std::strcmp(devices, "all") ? 0 : 4 * rowBytes;
+        std::printf(
+            "%-6s %-16s %-9s %12.0f B %12.0f B %12.0f B %10.3f%s\n", devices,
+            std::strcmp(schedule, "equal") ? schedule : "equal, no steal",
+            region ? "data" : "none",
+            static_cast<double>(to.toDevices - from.toDevices) / per,
+            static_cast<double>(to.fromDevices - from.fromDevices) / per, halo,
+            late[late.size() / 2] * 1e3,
+            same ? "" : "  WRONG: not the serial grids");
+      }
+  (void)quick;
+  return wrong ? 1 : 0;
+}
