@@ -864,6 +864,129 @@ bool loadKernel(Preprocessor &PP, PartitionPragma &Pragma) {
   return true;
 }
 
+bool parseDataClauses(Preprocessor &PP, ArrayRef<Token> Tokens,
+                      SourceLocation EndLoc, DataPragma &Pragma) {
+  DiagnosticsEngine &Diags = PP.getDiagnostics();
+  const bool Update = Pragma.K == DataPragma::Kind::Update;
+  const char *Directive = Update ? "update" : "data";
+  auto text = [&](const Token &First, const Token &Last) {
+    return unsplice(Lexer::getSourceText(
+        CharSourceRange::getCharRange(First.getLocation(), Last.getEndLoc()),
+        PP.getSourceManager(), PP.getLangOpts()));
+  };
+  size_t Pos = 0;
+  if (Tokens.empty()) {
+    if (Update)
+      report(Diags, EndLoc, Level::Error,
+             "'#pragma fpm update' needs host(...) or device(...)");
+    else
+      report(Diags, EndLoc, Level::Error,
+             "'#pragma fpm data' needs in(...), out(...), inout(...) or "
+             "create(...)");
+    return false;
+  }
+  while (Pos < Tokens.size()) {
+    const Token &Clause = Tokens[Pos];
+    if (Clause.is(tok::comma)) {
+      ++Pos;
+      continue;
+    }
+    StringRef Name = identifierOf(Clause);
+    bool Known =
+        Update ? llvm::is_contained({"host", "device"}, Name)
+               : llvm::is_contained({"in", "out", "inout", "create"}, Name);
+    if (!Known) {
+      report(Diags, Clause.getLocation(), Level::Error,
+             "expected a clause of '#pragma fpm %0' (%1)")
+          << Directive
+          << (Update ? "host or device" : "in, out, inout or create");
+      return false;
+    }
+    if (++Pos == Tokens.size() || Tokens[Pos].isNot(tok::l_paren)) {
+      report(Diags, Pos == Tokens.size() ? EndLoc : Tokens[Pos].getLocation(),
+             Level::Error, "expected '(' after '%0'")
+          << Name;
+      return false;
+    }
+    ++Pos;
+    // Sections up to the matching ')': name [ lower : length ] [ ... ]...
+    while (true) {
+      if (Pos == Tokens.size()) {
+        report(Diags, EndLoc, Level::Error, "expected ')' to close '%0('")
+            << Name;
+        return false;
+      }
+      size_t Begin = Pos;
+      while (Pos < Tokens.size() &&
+             !Tokens[Pos].isOneOf(tok::l_square, tok::comma, tok::r_paren))
+        ++Pos;
+      if (Pos == Begin || Pos == Tokens.size() ||
+          Tokens[Pos].isNot(tok::l_square)) {
+        report(Diags, Tokens[std::min(Pos, Tokens.size() - 1)].getLocation(),
+               Level::Error,
+               "expected a section 'array[0:elements]' in '%0(...)'")
+            << Name;
+        return false;
+      }
+      DataPragma::Array Array;
+      Array.Clause = Name.str();
+      Array.Name = text(Tokens[Begin], Tokens[Pos - 1]);
+      Array.Loc = Tokens[Begin].getLocation();
+      // Every dimension's brackets; the first gives the elements.
+      bool First = true;
+      while (Pos < Tokens.size() && Tokens[Pos].is(tok::l_square)) {
+        size_t Open = Pos++, Colon = 0;
+        unsigned Depth = 1;
+        for (; Pos < Tokens.size(); ++Pos) {
+          if (Tokens[Pos].isOneOf(tok::l_paren, tok::l_square))
+            ++Depth;
+          else if (Tokens[Pos].isOneOf(tok::r_paren, tok::r_square) &&
+                   --Depth == 0)
+            break;
+          else if (Depth == 1 && Tokens[Pos].is(tok::colon) && !Colon)
+            Colon = Pos;
+        }
+        if (Pos == Tokens.size() || !Colon || Colon == Open + 1 ||
+            Colon + 1 == Pos) {
+          report(Diags, Tokens[Open].getLocation(), Level::Error,
+                 "expected '[lower:length]' in the section of '%0'")
+              << Array.Name;
+          return false;
+        }
+        if (First) {
+          // A region maps whole arrays: loops find their copy by its start.
+          if (Colon != Open + 2 ||
+              !Tokens[Open + 1].is(tok::numeric_constant) ||
+              text(Tokens[Open + 1], Tokens[Open + 1]) != "0") {
+            report(Diags, Tokens[Open + 1].getLocation(), Level::Error,
+                   "'#pragma fpm %0' maps an array from its element 0: write "
+                   "'%1[0:<elements>]'")
+                << Directive << Array.Name;
+            return false;
+          }
+          Array.Length = text(Tokens[Colon + 1], Tokens[Pos - 1]);
+          First = false;
+        }
+        ++Pos;
+      }
+      Pragma.Arrays.push_back(std::move(Array));
+      if (Pos < Tokens.size() && Tokens[Pos].is(tok::comma)) {
+        ++Pos;
+        continue;
+      }
+      if (Pos < Tokens.size() && Tokens[Pos].is(tok::r_paren)) {
+        ++Pos;
+        break;
+      }
+      report(Diags, Pos < Tokens.size() ? Tokens[Pos].getLocation() : EndLoc,
+             Level::Error, "expected ',' or ')' after a section of '%0(...)'")
+          << Name;
+      return false;
+    }
+  }
+  return true;
+}
+
 void FpmPragmaHandler::HandlePragma(Preprocessor &PP,
                                     PragmaIntroducer Introducer,
                                     Token &FirstToken) {
@@ -880,9 +1003,30 @@ void FpmPragmaHandler::HandlePragma(Preprocessor &PP,
   DiagnosticsEngine &Diags = PP.getDiagnostics();
   SourceManager &SM = PP.getSourceManager();
 
-  if (Tokens.empty() || identifierOf(Tokens[0]) != "partition") {
+  StringRef Directive = Tokens.empty() ? "" : identifierOf(Tokens[0]);
+  if (Directive == "data" || Directive == "update") {
+    if (Introducer.Kind != PIK_HashPragma ||
+        !SM.isWrittenInMainFile(Introducer.Loc)) {
+      report(Diags, Tokens[0].getLocation(), Level::Error,
+             "'#pragma fpm %0' must be a '#pragma' line of the file rewritten")
+          << Directive;
+      return;
+    }
+    DataPragma Pragma;
+    Pragma.K =
+        Directive == "data" ? DataPragma::Kind::Data : DataPragma::Kind::Update;
+    Pragma.HashLoc = Introducer.Loc;
+    Pragma.EndLoc = EndLoc;
+    Pragma.KeywordLoc = Tokens[0].getLocation();
+    if (parseDataClauses(PP, ArrayRef(Tokens).drop_front(), EndLoc, Pragma) &&
+        DataPragmas)
+      DataPragmas->push_back(std::move(Pragma));
+    return;
+  }
+  if (Directive != "partition") {
     report(Diags, Tokens.empty() ? EndLoc : Tokens[0].getLocation(),
-           Level::Error, "expected 'partition' after '#pragma fpm'");
+           Level::Error,
+           "expected 'partition', 'data' or 'update' after '#pragma fpm'");
     return;
   }
   if (Introducer.Kind != PIK_HashPragma) {

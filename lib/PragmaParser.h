@@ -228,19 +228,49 @@ void expandClauseMacros(clang::Preprocessor &PP, PartitionPragma &Pragma);
 /// `kernel void`), is an error at the clause; returns false then.
 bool loadKernel(clang::Preprocessor &PP, PartitionPragma &Pragma);
 
+/// A `#pragma fpm data` (a data region over the block after it: its
+/// arrays keep their device copies from one loop call to the next) or
+/// `#pragma fpm update` (a statement: the host's or the devices' copies made
+/// current), with its arrays.
+struct DataPragma {
+  enum class Kind { Data, Update };
+  Kind K = Kind::Data;
+  clang::SourceLocation HashLoc, EndLoc, KeywordLoc;
+  /// One array of a clause: the clause (in, out, inout, create; host,
+  /// device), the array and its elements (the first dimension's length),
+  /// as written, macros unexpanded: the rewritten file evaluates them.
+  struct Array {
+    std::string Clause, Name, Length;
+    clang::SourceLocation Loc;
+  };
+  llvm::SmallVector<Array, 4> Arrays;
+};
+
+/// Parses the clauses after `data` or `update` (Tokens, up to EndLoc) into
+/// Pragma.Arrays: `data` takes in, out, inout and create, `update` host and
+/// device, each a list of sections `a[0:n]` (more dimensions may follow,
+/// whole). Reports every problem as an error and returns false if there was
+/// one.
+bool parseDataClauses(clang::Preprocessor &PP,
+                      llvm::ArrayRef<clang::Token> Tokens,
+                      clang::SourceLocation EndLoc, DataPragma &Pragma);
+
 /// Handles every `#pragma fpm ...`: records the valid `partition` pragmas of
 /// the main file in Pragmas, in source order, their kernel files read
-/// (loadKernel).
+/// (loadKernel), and its `data` and `update` pragmas in DataPragmas.
 class FpmPragmaHandler : public clang::PragmaHandler {
 public:
-  explicit FpmPragmaHandler(std::vector<PartitionPragma> &Pragmas)
-      : clang::PragmaHandler("fpm"), Pragmas(Pragmas) {}
+  explicit FpmPragmaHandler(std::vector<PartitionPragma> &Pragmas,
+                            std::vector<DataPragma> *DataPragmas = nullptr)
+      : clang::PragmaHandler("fpm"), Pragmas(Pragmas),
+        DataPragmas(DataPragmas) {}
 
   void HandlePragma(clang::Preprocessor &PP, clang::PragmaIntroducer Introducer,
                     clang::Token &FirstToken) override;
 
 private:
   std::vector<PartitionPragma> &Pragmas;
+  std::vector<DataPragma> *DataPragmas;
 };
 
 } // namespace fpm

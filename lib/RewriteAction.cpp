@@ -7,6 +7,7 @@
 #include "RewriteAction.h"
 
 #include "ClauseSema.h"
+#include "DataRegions.h"
 #include "LoopChecker.h"
 #include "Offload.h"
 #include "OpenMpRegions.h"
@@ -81,9 +82,11 @@ private:
 class RewriteConsumer : public ASTConsumer {
 public:
   RewriteConsumer(const std::vector<PartitionPragma> &Pragmas,
+                  const std::vector<DataPragma> &DataPragmas,
                   const SourceRecord &Record, clang::Rewriter &Rewrite,
                   bool Remarks)
-      : Pragmas(Pragmas), Record(Record), Rewrite(Rewrite), Remarks(Remarks) {}
+      : Pragmas(Pragmas), DataPragmas(DataPragmas), Record(Record),
+        Rewrite(Rewrite), Remarks(Remarks) {}
 
   /// The analysis runs once the unit is parsed and ParseAST's Parser is
   /// gone: ClauseSema parses with one of its own.
@@ -95,6 +98,7 @@ public:
 private:
   bool Parsed = false;
   const std::vector<PartitionPragma> &Pragmas;
+  const std::vector<DataPragma> &DataPragmas;
   const SourceRecord &Record;
   clang::Rewriter &Rewrite;
   bool Remarks;
@@ -202,7 +206,7 @@ void deriveClauses(Sema &S, ClauseSema &Clauses, const FunctionDecl &Fn,
 }
 
 void RewriteConsumer::run(Sema &S) {
-  if (!Parsed || Pragmas.empty())
+  if (!Parsed || (Pragmas.empty() && DataPragmas.empty()))
     return;
   ASTContext &Ctx = S.getASTContext();
   const SourceManager &SM = Ctx.getSourceManager();
@@ -358,10 +362,21 @@ void RewriteConsumer::run(Sema &S) {
     return SM.isBeforeInTranslationUnit(B.Loop.For->getForLoc(),
                                         A.Loop.For->getForLoc());
   });
+  // Data regions first: their edits sit around the loops' (after a block's
+  // '{', before its '}'), and none may open in a partitioned loop.
+  std::vector<SourceRange> Partitioned;
+  for (const LoopModel &Loop : Loops)
+    Partitioned.push_back(
+        {Loop.Pragma->HashLoc,
+         SM.getExpansionRange(Loop.Loop.For->getEndLoc()).getEnd()});
+  const bool DataRegions =
+      rewriteDataPragmas(Ctx, Record, Rewrite, DataPragmas, Partitioned);
+  if (Diags.hasErrorOccurred())
+    return;
   LoopRewriter Rewriter(Ctx, S.getPreprocessor(), Rewrite);
   for (const LoopModel &Loop : Loops)
     Rewriter.rewrite(Loop);
-  Rewriter.finish();
+  Rewriter.finish(DataRegions);
 }
 
 /// Every file the preprocessor enters, system headers included.
@@ -380,15 +395,16 @@ protected:
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI,
                                                  StringRef) override {
     Rewrite.setSourceMgr(CI.getSourceManager(), CI.getLangOpts());
-    CI.getPreprocessor().AddPragmaHandler(new FpmPragmaHandler(Pragmas));
+    CI.getPreprocessor().AddPragmaHandler(
+        new FpmPragmaHandler(Pragmas, &DataPragmas));
     CI.getPreprocessor().addPPCallbacks(
         makeSourceRecorder(CI.getSourceManager(), CI.getDiagnostics(), Record));
     if (!DependencyFile.empty()) {
       Entered = std::make_shared<EnteredFiles>();
       Entered->attachToPreprocessor(CI.getPreprocessor());
     }
-    auto Consumer =
-        std::make_unique<RewriteConsumer>(Pragmas, Record, Rewrite, Remarks);
+    auto Consumer = std::make_unique<RewriteConsumer>(Pragmas, DataPragmas,
+                                                      Record, Rewrite, Remarks);
     this->Consumer = Consumer.get();
     return Consumer;
   }
@@ -407,6 +423,7 @@ private:
   bool Remarks;
   std::string DependencyFile;
   std::vector<PartitionPragma> Pragmas;
+  std::vector<DataPragma> DataPragmas;
   SourceRecord Record;
   clang::Rewriter Rewrite;
   std::shared_ptr<EnteredFiles> Entered;

@@ -125,8 +125,8 @@ bool LoopRewriter::rewrite(const LoopModel &L) {
   return Ok;
 }
 
-void LoopRewriter::finish() {
-  if (!Rewritten)
+void LoopRewriter::finish(bool Other) {
+  if (!Rewritten && !Other)
     return;
   const SourceManager &SM = Ctx.getSourceManager();
   SourceLocation Start = SM.getLocForStartOfFile(SM.getMainFileID());

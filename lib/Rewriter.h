@@ -43,8 +43,8 @@ public:
   bool rewrite(const LoopModel &Loop);
 
   /// Adds the runtime's header at the top of the file, if a loop was
-  /// rewritten.
-  void finish();
+  /// rewritten or `Other` edits (data regions) need it.
+  void finish(bool Other = false);
 
 private:
   clang::ASTContext &Ctx;
