@@ -1,0 +1,57 @@
+/* A heat time loop in a data region, its two sweeps split across the MPI
+   ranks (the pragma program, routed: fpm_rewrite_sources MPI), with an
+   `update host` and `update device` in the middle. Every rank checks its
+   grids against the serial loop's, computed apart: "mpi_region: ok", or
+   exit 1. Argument: the devices (FPM_DEVICES), default all. */
+#include <stdio.h>
+#include <string.h>
+
+#define N 96
+static double a[N][N], b[N][N], sa[N][N], sb[N][N];
+
+static void sweepSerial(double (*from)[N], double (*to)[N]) {
+  int i, j;
+  for (i = 1; i < N - 1; i++)
+    for (j = 1; j < N - 1; j++)
+      to[i][j] = 0.25 * (from[i - 1][j] + from[i + 1][j] + from[i][j - 1] +
+                         from[i][j + 1]);
+}
+
+int main(void) {
+  int t, i, j;
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      a[i][j] = b[i][j] = sa[i][j] = sb[i][j] = (i * 7 + j * 3) % 17;
+#pragma fpm data inout(a[0:N], b[0:N])
+  {
+    for (t = 0; t < 8; t++) {
+#pragma fpm partition name(mpi.region.ab) in(a[i-1:3][0:N]) out(b[i:1][1:N-2])
+      for (i = 1; i < N - 1; i++)
+        for (j = 1; j < N - 1; j++)
+          b[i][j] = 0.25 * (a[i - 1][j] + a[i + 1][j] + a[i][j - 1] +
+                            a[i][j + 1]);
+#pragma fpm partition name(mpi.region.ba) in(b[i-1:3][0:N]) out(a[i:1][1:N-2])
+      for (i = 1; i < N - 1; i++)
+        for (j = 1; j < N - 1; j++)
+          a[i][j] = 0.25 * (b[i - 1][j] + b[i + 1][j] + b[i][j - 1] +
+                            b[i][j + 1]);
+      if (t == 3) {
+#pragma fpm update host(a[0:N])
+        a[N / 2][N / 2] += 1;
+#pragma fpm update device(a[0:N])
+      }
+    }
+  }
+  for (t = 0; t < 8; t++) {
+    sweepSerial(sa, sb);
+    sweepSerial(sb, sa);
+    if (t == 3)
+      sa[N / 2][N / 2] += 1;
+  }
+  if (memcmp(a, sa, sizeof a) || memcmp(b, sb, sizeof b)) {
+    printf("mpi_region: the grids differ from the serial loop's\n");
+    return 1;
+  }
+  printf("mpi_region: ok\n");
+  return 0;
+}
