@@ -264,9 +264,10 @@ __kernel void stencil(__global const long *from, __global long *to,
   to[i + 1] = (from[i] + 2 * from[i + 1] + from[i + 2]) % 1000003;
 })";
 
-  /// One sweep from `from` to `to`; FPM_OK or the error.
+  /// One sweep from `from` to `to` over the first `count` iterations (all
+  /// N - 2 by default); FPM_OK or the error.
   static int sweep(const char *name, std::vector<long long> &from,
-                   std::vector<long long> &to) {
+                   std::vector<long long> &to, std::int64_t count = N - 2) {
     Step step{from.data(), to.data()};
     fpm_arg args[3] = {};
     args[0].kind = FPM_ARG_IN;
@@ -286,7 +287,7 @@ __kernel void stencil(__global const long *from, __global long *to,
     const fpm_kernel kernel{Source, nullptr, "stencil", nullptr, args, 3};
     fpm_loop loop{};
     loop.name = name;
-    return fpm_parallel_for_kernel(&loop, N - 2, body, &step, &kernel);
+    return fpm_parallel_for_kernel(&loop, count, body, &step, &kernel);
   }
 
   /// `steps` steps; with `region`, inside one.
@@ -407,6 +408,39 @@ TEST_F(RegionTest, UpdatesMoveWhatTheProgramReadsAndWrites) {
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
   EXPECT_EQ(stencil.y[1], 4);
   EXPECT_EQ(stencil.y[Stencil::N / 2], 4);
+}
+
+TEST_F(RegionTest, ALoopWhoseSizeChangesInsideARegion) {
+  // Sweeps over the whole array, then its first half, then a third: each
+  // device holds other parts of the arrays at every call.
+  const std::int64_t counts[] = {Stencil::N - 2, Stencil::N / 2, Stencil::N / 3,
+                                 Stencil::N - 2};
+  Stencil serial;
+  {
+    ScopedEnv cpu("FPM_DEVICES", "cpu");
+    for (std::int64_t count : counts) {
+      ASSERT_EQ(Stencil::sweep("region.sizes", serial.x, serial.y, count),
+                FPM_OK);
+      ASSERT_EQ(Stencil::sweep("region.sizes", serial.y, serial.x, count),
+                FPM_OK);
+    }
+  }
+  for (const char *devices : {"gpu", "all"}) {
+    ScopedEnv d("FPM_DEVICES", devices);
+    Stencil inRegion;
+    fpm::DataRegion region{
+        fpm::mapped(FPM_DATA_INOUT, inRegion.x.data(), Stencil::N),
+        fpm::mapped(FPM_DATA_INOUT, inRegion.y.data(), Stencil::N)};
+    for (std::int64_t count : counts) {
+      ASSERT_EQ(Stencil::sweep("region.sizes", inRegion.x, inRegion.y, count),
+                FPM_OK);
+      ASSERT_EQ(Stencil::sweep("region.sizes", inRegion.y, inRegion.x, count),
+                FPM_OK);
+    }
+    region.end();
+    EXPECT_EQ(inRegion.x, serial.x) << devices;
+    EXPECT_EQ(inRegion.y, serial.y) << devices;
+  }
 }
 
 TEST_F(RegionTest, BadRegionsAreRefused) {
