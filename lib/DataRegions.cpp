@@ -127,6 +127,17 @@ const char *mapOf(llvm::StringRef Clause) {
   return "FPM_DATA_INOUT";
 }
 
+/// The array as written, as a C string literal, for messages.
+std::string nameLiteral(const DataPragma::Array &A) {
+  std::string Literal = "\"";
+  for (char C : A.Name) {
+    if (C == '"' || C == '\\')
+      Literal += '\\';
+    Literal += C;
+  }
+  return Literal + "\"";
+}
+
 /// `(void *)&(a)[0]` and its bytes, as the rewritten file computes them.
 std::string start(const DataPragma::Array &A) {
   return "(void *)&(" + A.Name + ")[0]";
@@ -287,7 +298,7 @@ bool rewriteDataPragmas(ASTContext &Ctx, const SourceRecord &Record,
       for (const DataPragma::Array &A : Pragma.Arrays)
         Begin += std::string(&A == &Pragma.Arrays.front() ? "" : ", ") + "{" +
                  mapOf(A.Clause) + ", " + start(A) + ", " + bytes(A, true) +
-                 "}";
+                 ", " + nameLiteral(A) + "}";
       Begin += "};";
     } else {
       // The user's block nests in one that opens and closes the region, so
@@ -298,7 +309,8 @@ bool rewriteDataPragmas(ASTContext &Ctx, const SourceRecord &Record,
         std::string At = Name + "[" + std::to_string(I) + "].";
         Begin += At + "map = " + mapOf(A.Clause) + "; " + At +
                  "data = " + start(A) + "; " + At +
-                 "bytes = " + bytes(A, false) + "; ";
+                 "bytes = " + bytes(A, false) + "; " + At +
+                 "name = " + nameLiteral(A) + "; ";
       }
       Begin += orAbort("fpm_data_begin(" + Name + ", " + Count + ")") + " {";
       End = "} " + orAbort("fpm_data_end(" + Name + ", " + Count + ")") + " ";

@@ -463,8 +463,9 @@ int fpm_describe_sections(fpm_loop *loop, fpm_arg *args,
  * own code inside a region sees the host's copies: before it reads an
  * array that loops wrote, fpm_update_host; after it writes one,
  * fpm_update_device (else its reads are stale and devices keep the old
- * values; as in OpenMP, that is the program's error). An array is used in
- * place on a device when a loop's argument is that array from its first
+ * values; as in OpenMP, that is the program's error; FPM_CHECK_DATA=1 finds
+ * the second: a loop call fails naming the array the host changed). An array is
+ * used in place on a device when a loop's argument is that array from its first
  * byte; other arrays move per call as outside a region. Regions nest: an
  * array already mapped is counted again, and leaves at its last end.
  */
@@ -475,11 +476,13 @@ enum fpm_data_map {
   FPM_DATA_CREATE = 3 /* scratch: never copied back */
 };
 
-/* One array of a region: `bytes` bytes from `data`. */
+/* One array of a region: `bytes` bytes from `data`; `name`, which may be
+   NULL, names it in messages (FPM_CHECK_DATA's). */
 typedef struct fpm_data {
   int map; /* enum fpm_data_map */
   void *data;
   size_t bytes;
+  const char *name;
 } fpm_data;
 
 /* Opens a region over `count` arrays. FPM_ERROR_INVALID_ARGUMENT for an

@@ -419,10 +419,12 @@ void parallelFor(First first, Last last, Body &&body,
 }
 
 /// One array of a data region: `count` elements from `data`, mapped as
-/// `map` (FPM_DATA_IN, _OUT, _INOUT or _CREATE).
-template <class T> fpm_data mapped(int map, T *data, std::size_t count) {
+/// `map` (FPM_DATA_IN, _OUT, _INOUT or _CREATE); `name` for messages.
+template <class T>
+fpm_data mapped(int map, T *data, std::size_t count,
+                const char *name = nullptr) {
   return {map, const_cast<void *>(static_cast<const volatile void *>(data)),
-          count * sizeof(T)};
+          count * sizeof(T), name};
 }
 
 /// A data region (fpm_data_begin) for the life of the object: the arrays

@@ -113,6 +113,17 @@ int runCall(const fpm::LoopArguments &arguments, std::optional<fpm::Range> part,
     const fpm_loop defaults{};
     const fpm_loop &info = loop ? *loop : defaults;
     const fpm::LoopEnvironment environment = fpm::readLoopEnvironment();
+    // FPM_CHECK_DATA: between loops, the program must not change what the
+    // devices of a data region hold too without `update device`.
+    const bool checkData = environment.checkData && fpm::residency::active();
+    if (checkData)
+      if (const std::vector<std::string> changed =
+              fpm::residency::changedSinceCheckpoint();
+          !changed.empty())
+        throw std::invalid_argument(
+            "FPM_CHECK_DATA: the program changed " + changed.front() +
+            " on the host inside a data region without 'update device' "
+            "(fpm_update_device): the devices' copies are stale");
     fpm::LoopCall call;
     call.name = view(info.name);
     call.file = view(info.file);
@@ -189,6 +200,8 @@ int runCall(const fpm::LoopArguments &arguments, std::optional<fpm::Range> part,
         }
       const auto start = std::chrono::steady_clock::now();
       const fpm::LoopStatus status = fpm::runLoop(call);
+      if (checkData)
+        fpm::residency::checkpoint();
       if (status == fpm::LoopStatus::Stopped)
         return fail(FPM_ERROR_STOPPED, "a body stopped the loop");
       if (outcome) {
@@ -504,8 +517,9 @@ std::vector<fpm::residency::Mapping> mappings(const fpm_data *arrays, int count,
                                   std::to_string(i) + " has map " +
                                   std::to_string(array.map) +
                                   " (FPM_DATA_IN, _OUT, _INOUT or _CREATE)");
-    list.push_back(
-        {array.data, array.bytes, static_cast<fpm::residency::Map>(array.map)});
+    list.push_back({array.data, array.bytes,
+                    static_cast<fpm::residency::Map>(array.map),
+                    array.name ? array.name : ""});
   }
   return list;
 }
@@ -535,6 +549,8 @@ extern "C" int fpm_data_begin(const fpm_data *arrays, int count) {
     if (!fpm::residency::active())
       regionsStart = fpm::residency::traffic();
     fpm::residency::begin(mappings(arrays, count, "fpm_data_begin"));
+    if (fpm::readLoopEnvironment().checkData)
+      fpm::residency::checkpoint();
   });
 }
 
@@ -555,11 +571,19 @@ extern "C" int fpm_data_end(const fpm_data *arrays, int count) {
 }
 
 extern "C" int fpm_update_host(const void *data, size_t bytes) {
-  return guarded([&] { fpm::residency::updateHost(data, bytes); });
+  return guarded([&] {
+    fpm::residency::updateHost(data, bytes);
+    if (fpm::readLoopEnvironment().checkData)
+      fpm::residency::checkpoint();
+  });
 }
 
 extern "C" int fpm_update_device(const void *data, size_t bytes) {
-  return guarded([&] { fpm::residency::updateDevices(data, bytes); });
+  return guarded([&] {
+    fpm::residency::updateDevices(data, bytes);
+    if (fpm::readLoopEnvironment().checkData)
+      fpm::residency::checkpoint();
+  });
 }
 
 extern "C" const char *fpm_last_error(void) { return lastError.c_str(); }

@@ -97,14 +97,34 @@ class Array {
 public:
   Array(const Mapping &mapping)
       : base(static_cast<std::byte *>(mapping.data)), bytes(mapping.bytes),
-        map(mapping.map) {
+        map(mapping.map), name(mapping.name) {
     current[nullptr].add({0, bytes});
   }
 
   std::byte *const base;
   const std::size_t bytes;
   const Map map;
+  const std::string name;
   int count = 1; ///< regions that map it
+  /// FPM_CHECK_DATA: the checksum of the host's bytes a device holds too.
+  std::uint64_t mirrored = 0;
+
+  /// That checksum now (FNV-1a over the bytes, in order). Called with
+  /// `mutex` held.
+  std::uint64_t mirroredChecksum() {
+    ByteSet shared;
+    const ByteSet &host = current[nullptr];
+    for (const auto &[holder, set] : current)
+      if (holder)
+        for (const Bytes &range : set.ranges())
+          for (const Bytes &part : host.within(range))
+            shared.add(part);
+    std::uint64_t hash = 1469598103934665603ull;
+    for (const Bytes &range : shared.ranges())
+      for (std::size_t at = range.first; at < range.last; ++at)
+        hash = (hash ^ static_cast<std::uint8_t>(base[at])) * 1099511628211ull;
+    return hash;
+  }
 
   std::mutex mutex; ///< guards what follows
   /// Each holder's current bytes; the host's entry always exists.
@@ -408,6 +428,29 @@ void hostWrote(const void *data, std::size_t size,
                  [](Array &array, std::span<const Bytes> ranges) {
                    array.moveTo(nullptr, ranges);
                  });
+}
+
+void checkpoint() {
+  Registry &r = registry();
+  std::shared_lock lock(r.mutex);
+  for (const std::unique_ptr<Array> &array : r.arrays) {
+    std::lock_guard arrayLock(array->mutex);
+    array->mirrored = array->mirroredChecksum();
+  }
+}
+
+std::vector<std::string> changedSinceCheckpoint() {
+  std::vector<std::string> changed;
+  Registry &r = registry();
+  std::shared_lock lock(r.mutex);
+  for (const std::unique_ptr<Array> &array : r.arrays) {
+    std::lock_guard arrayLock(array->mutex);
+    if (array->mirroredChecksum() != array->mirrored)
+      changed.push_back(array->name.empty()
+                            ? describe(array->base, array->bytes)
+                            : "'" + array->name + "'");
+  }
+  return changed;
 }
 
 Traffic traffic() { return {bytesToDevices.load(), bytesToHost.load()}; }

@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace fpm::residency {
@@ -82,6 +83,7 @@ struct Mapping {
   void *data = nullptr;
   std::size_t bytes = 0;
   Map map = Map::InOut;
+  std::string name; ///< for messages; may be empty
 };
 
 /// Opens a region over `arrays`. An array already resident (the same data
@@ -154,6 +156,14 @@ void hostWrote(const void *data, std::size_t size,
 /// `holder` failed: what only it holds comes back to the host (throws when
 /// it cannot: those bytes are lost), and it holds nothing any more.
 void forget(Holder holder);
+
+/// FPM_CHECK_DATA: remembers a checksum of what the host holds of each
+/// array that a device holds too (bytes no loop may change behind the
+/// devices' backs); changedSinceCheckpoint() names each array whose such
+/// bytes the host changed since: the program wrote it without `update
+/// device`, and the devices' copies are stale.
+void checkpoint();
+std::vector<std::string> changedSinceCheckpoint();
 
 /// Bytes moved by the coherence so far, for tests and benchmarks: to
 /// devices (prepareRead's ranges), and from devices to the host.

@@ -66,6 +66,7 @@ LoopEnvironment readLoopEnvironment() {
   environment.verbose = flagFromEnvironment("FPM_VERBOSE").value_or(false);
   environment.steal = flagFromEnvironment("FPM_STEAL");
   environment.benchmark = text("FPM_BENCHMARK");
+  environment.checkData = flagFromEnvironment("FPM_CHECK_DATA").value_or(false);
   return environment;
 }
 

@@ -30,6 +30,7 @@ struct LoopEnvironment {
   bool verbose = false;       ///< FPM_VERBOSE
   std::optional<bool> steal;  ///< FPM_STEAL
   std::string_view benchmark; ///< FPM_BENCHMARK (fpm-profile's protocol)
+  bool checkData = false;     ///< FPM_CHECK_DATA
 };
 
 /// Reads them. Throws std::invalid_argument naming the first malformed

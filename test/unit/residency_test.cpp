@@ -324,6 +324,7 @@ protected:
   ScopedEnv schedule_{"FPM_SCHEDULE", std::nullopt};
   ScopedEnv devices_{"FPM_DEVICES", std::nullopt};
   ScopedEnv fault_{"FPM_INJECT_FAULT", std::nullopt};
+  ScopedEnv check_{"FPM_CHECK_DATA", std::nullopt};
   ScopedThreads threads_{2};
 };
 
@@ -441,6 +442,32 @@ TEST_F(RegionTest, ALoopWhoseSizeChangesInsideARegion) {
     EXPECT_EQ(inRegion.x, serial.x) << devices;
     EXPECT_EQ(inRegion.y, serial.y) << devices;
   }
+}
+
+TEST_F(RegionTest, CheckDataNamesAnArrayTheHostChangedBehindTheDevices) {
+  ScopedEnv gpu("FPM_DEVICES", "gpu");
+  ScopedEnv check("FPM_CHECK_DATA", "1");
+  Stencil stencil;
+  fpm::DataRegion region{
+      fpm::mapped(FPM_DATA_INOUT, stencil.x.data(), Stencil::N, "x"),
+      fpm::mapped(FPM_DATA_INOUT, stencil.y.data(), Stencil::N, "y")};
+  ASSERT_EQ(Stencil::sweep("region.check", stencil.x, stencil.y), FPM_OK)
+      << fpm_last_error();
+  // Said: the next loop runs.
+  stencil.x[7] += 1;
+  fpm::DataRegion::updateDevice(stencil.x.data(), Stencil::N);
+  ASSERT_EQ(Stencil::sweep("region.check", stencil.x, stencil.y), FPM_OK)
+      << fpm_last_error();
+  // Not said: x is on the device too, and the host changed it.
+  stencil.x[9] += 1;
+  EXPECT_EQ(Stencil::sweep("region.check", stencil.x, stencil.y),
+            FPM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fpm_last_error()).find("changed 'x' on the host"),
+            std::string::npos)
+      << fpm_last_error();
+  fpm::DataRegion::updateDevice(stencil.x.data(), Stencil::N);
+  EXPECT_EQ(Stencil::sweep("region.check", stencil.x, stencil.y), FPM_OK)
+      << fpm_last_error();
 }
 
 TEST_F(RegionTest, BadRegionsAreRefused) {
