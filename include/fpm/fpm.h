@@ -322,11 +322,11 @@ typedef int (*fpm_reduce_body_fn)(int64_t begin, int64_t end, void *context,
  * same PEs give the same bits. A static schedule on the CPU team alone
  * cuts alike every call; a dynamic one, `auto` learning the PEs' speeds,
  * and an idle PE stealing the tail of another's queue (with devices;
- * FPM_STEAL=0 turns it off) may cut differently, so a floating-point sum
- * may differ in its last bits from call to call (and from the serial
- * loop's, as with OpenMP). A chunk that fails on
- * a device is rerun elsewhere and counted once. Variables are written only
- * when the loop completes (FPM_OK). kernel may be NULL (the CPU only).
+ * FPM_STEAL=0 makes it rarer, not impossible) may cut differently, so a
+ * floating-point sum may differ in its last bits from call to call (and
+ * from the serial loop's, as with OpenMP). A chunk that fails on a device
+ * is rerun elsewhere and counted once. Variables are written only when the
+ * loop completes (FPM_OK). kernel may be NULL (the CPU only).
  */
 int fpm_parallel_reduce(const fpm_loop *loop, int64_t trip_count,
                         fpm_reduce_body_fn body, void *context,
