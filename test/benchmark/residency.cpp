@@ -16,7 +16,7 @@
 // Schedules: auto (the split follows measured speeds, and moves) and
 // equal with FPM_STEAL=0 (a split that stays). Every run's grids are
 // checked against the serial loop's, bit for bit; a wrong result makes the
-// exit status 1.
+// exit status 1. Profiles go to a private folder, removed at the end.
 //
 //   fpm-bench-residency [--quick] [--size N] [--steps S] [--only PES]
 //
@@ -37,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,14 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  // Profiles of a folder of its own, empty: every run starts from the
+  // same knowledge, and nothing reaches the user's store.
+  char folder[] = "/tmp/fpm-bench-residency.XXXXXX";
+  if (!mkdtemp(folder)) {
+    std::perror("fpm-bench-residency: mkdtemp");
+    return 1;
+  }
+  setenv("FPM_PROFILE_DIR", folder, 1);
   if (fpm::opencl::devices().empty()) {
     std::puts("fpm-bench-residency: no OpenCL device: skipped");
     return 77;
@@ -145,5 +154,6 @@ int main(int argc, char **argv) {
             same ? "" : "  WRONG: not the serial grids");
       }
   (void)quick;
+  std::filesystem::remove_all(folder);
   return wrong ? 1 : 0;
 }
