@@ -13,8 +13,8 @@
 
 static void sweep(const double *from, double *to, int n) {
   int i;
-#pragma fpm partition name(residency.sweep) \
-    in(from[(i - 1) * n : 3 * n]) out(to[i * n + 1 : n - 2])
+#pragma fpm partition name(residency.sweep) in(from[(i - 1) * n : 3 * n])      \
+    out(to[i * n + 1 : n - 2])
   for (i = 1; i < n - 1; i++) {
     int j;
     for (j = 1; j < n - 1; j++)

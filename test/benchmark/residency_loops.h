@@ -1,4 +1,4 @@
-//===- benchmark/residency_loops.h - A heat time loop --------------*- C -*-===//
+//===- benchmark/residency_loops.h - A heat time loop -----------*- C -*-===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //

@@ -7,8 +7,9 @@ README.md and docs/*.md whose language is exactly `c` or `cpp`.
 
 A block with `main(` is a whole program; any other is a fragment, and the
 line before its fence names the program it runs in,
-`<!-- example: NAME -->`: test/docs/examples/NAME.c (or .cpp), whose line
-`@EXAMPLE@` the fragment replaces. Each program is built with fpm-cc
+`<!-- example: NAME -->`: test/docs/examples/NAME.c (or .cpp), whose
+comment `/* @EXAMPLE@ */` the fragment replaces (a comment, so that
+clang-format keeps it). Each program is built with fpm-cc
 (fpm-c++), which rewrites its pragmas and links the runtime, and must exit
 0. A program that does not include an fpm header is also built by the
 plain compiler, which ignores the pragmas: both must print the same, the
@@ -28,6 +29,7 @@ import shutil
 import subprocess
 import sys
 
+PLACE = "/* @EXAMPLE@ */"
 FENCE = re.compile(r"^```(\S*)\s*$")
 MARK = re.compile(r"^<!--\s*(example|example-file):\s*([\w.-]+)\s*-->\s*$")
 
@@ -81,9 +83,9 @@ def check(example, options, examples, files):
         path = examples / (harness + extension)
         if not path.is_file():
             return f"{where}: no program {path} for the fragment"
-        if "@EXAMPLE@" not in path.read_text():
-            return f"{where}: {path} has no line @EXAMPLE@"
-        code = path.read_text().replace("@EXAMPLE@", code.rstrip("\n"))
+        if PLACE not in path.read_text():
+            return f"{where}: {path} has no {PLACE}"
+        code = path.read_text().replace(PLACE, code.rstrip("\n"))
     folder = pathlib.Path(options.work) / re.sub(r"[^\w]+", "-", where)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)

@@ -22,23 +22,25 @@ int main(void) {
   for (i = 0; i < N; i++)
     for (j = 0; j < N; j++)
       a[i][j] = b[i][j] = sa[i][j] = sb[i][j] = (i * 7 + j * 3) % 17;
-#pragma fpm data inout(a[0:N], b[0:N])
+#pragma fpm data inout(a[0 : N], b[0 : N])
   {
     for (t = 0; t < 8; t++) {
-#pragma fpm partition name(mpi.region.ab) in(a[i-1:3][0:N]) out(b[i:1][1:N-2])
+#pragma fpm partition name(mpi.region.ab) in(a[i - 1 : 3][0 : N])              \
+    out(b[i : 1][1 : N - 2])
       for (i = 1; i < N - 1; i++)
         for (j = 1; j < N - 1; j++)
-          b[i][j] = 0.25 * (a[i - 1][j] + a[i + 1][j] + a[i][j - 1] +
-                            a[i][j + 1]);
-#pragma fpm partition name(mpi.region.ba) in(b[i-1:3][0:N]) out(a[i:1][1:N-2])
+          b[i][j] =
+              0.25 * (a[i - 1][j] + a[i + 1][j] + a[i][j - 1] + a[i][j + 1]);
+#pragma fpm partition name(mpi.region.ba) in(b[i - 1 : 3][0 : N])              \
+    out(a[i : 1][1 : N - 2])
       for (i = 1; i < N - 1; i++)
         for (j = 1; j < N - 1; j++)
-          a[i][j] = 0.25 * (b[i - 1][j] + b[i + 1][j] + b[i][j - 1] +
-                            b[i][j + 1]);
+          a[i][j] =
+              0.25 * (b[i - 1][j] + b[i + 1][j] + b[i][j - 1] + b[i][j + 1]);
       if (t == 3) {
-#pragma fpm update host(a[0:N])
+#pragma fpm update host(a[0 : N])
         a[N / 2][N / 2] += 1;
-#pragma fpm update device(a[0:N])
+#pragma fpm update device(a[0 : N])
       }
     }
   }

@@ -9,7 +9,7 @@ int main(void) {
   for (i = 0; i < n; i++)
     for (j = 0; j < m; j++)
       grid[i][j] = (i * 7 + j * 3) % 17;
-@EXAMPLE@
+  /* @EXAMPLE@ */
   double check = 0;
   for (i = 0; i < n; i++)
     for (j = 0; j < m; j++)

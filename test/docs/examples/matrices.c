@@ -10,7 +10,7 @@ int main(void) {
     A[i] = i % 7;
     B[i] = i % 5 - 2;
   }
-@EXAMPLE@
+  /* @EXAMPLE@ */
   double check = 0;
   for (i = 0; i < n * n; i++)
     check += C[i] * (i % 11);

@@ -8,7 +8,7 @@ int main(void) {
   int i, n = N;
   for (i = 0; i < n; i++)
     a[i] = (float)(i % 101);
-@EXAMPLE@
+  /* @EXAMPLE@ */
   double check = 0;
   for (i = 0; i < n; i++)
     check += a[i] * (i % 7);

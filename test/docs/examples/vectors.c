@@ -15,7 +15,7 @@ int main(void) {
     x[i] = (float)(i % 97) * 0.5f;
     y[i] = (float)(i % 13);
   }
-@EXAMPLE@
+  /* @EXAMPLE@ */
   double check = 0;
   for (i = 0; i < n; i++)
     check += x[i] + 3.0 * y[i];
