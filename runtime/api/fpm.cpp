@@ -54,6 +54,16 @@ std::string_view view(const char *text) {
   return text ? std::string_view(text) : std::string_view();
 }
 
+/// The PEs a call may use: FPM_DEVICES when set, else the loop's own (a
+/// local call, a node's model of it under MPI, and the CPU-only notice all
+/// ask this one rule).
+fpm::DeviceSelection selectedDevices(const fpm_loop *loop,
+                                     const fpm::LoopEnvironment &environment) {
+  return environment.devices.empty()
+             ? fpm::parseDevices(loop ? view(loop->devices) : "", "devices")
+             : fpm::parseDevices(environment.devices, "FPM_DEVICES");
+}
+
 /// The loop's reductions, when it has any: checked against the kernel's
 /// reduction arguments, each of which must name one of them, every one
 /// once.
@@ -140,10 +150,7 @@ int runCall(const fpm::LoopArguments &arguments, std::optional<fpm::Range> part,
     const bool overridden = !scheduleOverride.empty();
     call.schedule = overridden ? scheduleOverride : view(info.schedule);
 
-    const std::string_view devicesOverride = environment.devices;
-    call.devices = devicesOverride.empty()
-                       ? fpm::parseDevices(view(info.devices), "devices")
-                       : fpm::parseDevices(devicesOverride, "FPM_DEVICES");
+    call.devices = selectedDevices(&info, environment);
     std::optional<fpm::KernelSpec> spec;
     if (kernel && trip_count > 0)
       spec = fpm::makeKernelSpec(*kernel, trip_count);
@@ -283,9 +290,7 @@ fpm::NodePes fpm::nodePes(const LoopArguments &arguments) {
     LoopCall call;
     call.name = view(info.name);
     call.tripCount = arguments.tripCount;
-    call.devices = !environment.devices.empty()
-                       ? parseDevices(environment.devices, "FPM_DEVICES")
-                       : parseDevices(view(info.devices), "devices");
+    call.devices = selectedDevices(&info, environment);
     std::optional<KernelSpec> spec;
     if (arguments.kernel && arguments.tripCount > 0)
       spec = makeKernelSpec(*arguments.kernel, arguments.tripCount);
@@ -384,11 +389,7 @@ namespace {
 void sayCpuOnly(const fpm_loop *loop, const std::string &why) {
   try {
     const fpm::LoopEnvironment environment = fpm::readLoopEnvironment();
-    const fpm::DeviceSelection devices =
-        !environment.devices.empty()
-            ? fpm::parseDevices(environment.devices, "FPM_DEVICES")
-            : fpm::parseDevices(loop ? view(loop->devices) : "", "devices");
-    if (!devices.wantsOpenCl())
+    if (!selectedDevices(loop, environment).wantsOpenCl())
       return;
   } catch (const std::exception &) {
     // The call itself reports a malformed selection.
