@@ -23,32 +23,6 @@ namespace {
 
 using Level = DiagnosticsEngine::Level;
 
-/// The blocks of the main file's function bodies, by their '{'.
-class BlockCollector : public RecursiveASTVisitor<BlockCollector> {
-public:
-  explicit BlockCollector(const SourceManager &SM) : SM(SM) {}
-
-  bool TraverseFunctionDecl(FunctionDecl *FD) {
-    bool Body = FD->doesThisDeclarationHaveABody();
-    Depth += Body;
-    bool Result = RecursiveASTVisitor::TraverseFunctionDecl(FD);
-    Depth -= Body;
-    return Result;
-  }
-  bool VisitCompoundStmt(CompoundStmt *Block) {
-    SourceLocation Loc = Block->getLBracLoc();
-    if (Depth > 0 && Loc.isFileID() && SM.isWrittenInMainFile(Loc))
-      Blocks.try_emplace(Loc, Block);
-    return true;
-  }
-
-  llvm::DenseMap<SourceLocation, const CompoundStmt *> Blocks;
-
-private:
-  const SourceManager &SM;
-  int Depth = 0;
-};
-
 /// The statements that leave a C block other than at its end: a return, a
 /// goto to a label outside it, a break or continue of a loop or switch
 /// around it.
@@ -166,9 +140,8 @@ void replacePragma(Rewriter &Rewrite, const DataPragma &Pragma,
 }
 
 /// The innermost block of `Blocks` whose braces enclose `Loc`.
-const CompoundStmt *enclosingBlock(
-    const llvm::DenseMap<SourceLocation, const CompoundStmt *> &Blocks,
-    SourceLocation Loc, const SourceManager &SM) {
+const CompoundStmt *enclosingBlock(const BlockMap &Blocks, SourceLocation Loc,
+                                   const SourceManager &SM) {
   const CompoundStmt *Best = nullptr;
   for (const auto &[Brace, Block] : Blocks) {
     SourceLocation End = Block->getRBracLoc();
@@ -185,6 +158,7 @@ const CompoundStmt *enclosingBlock(
 
 bool rewriteDataPragmas(ASTContext &Ctx, const SourceRecord &Record,
                         Rewriter &Rewrite, llvm::ArrayRef<DataPragma> Pragmas,
+                        const BlockMap &Blocks,
                         llvm::ArrayRef<SourceRange> Partitioned) {
   if (Pragmas.empty())
     return false;
@@ -192,8 +166,6 @@ bool rewriteDataPragmas(ASTContext &Ctx, const SourceRecord &Record,
   const LangOptions &LO = Ctx.getLangOpts();
   DiagnosticsEngine &Diags = Ctx.getDiagnostics();
   const bool Cxx = LO.CPlusPlus;
-  BlockCollector Collector(SM);
-  Collector.TraverseDecl(Ctx.getTranslationUnitDecl());
 
   struct Edit {
     const DataPragma *Pragma;
@@ -217,8 +189,7 @@ bool rewriteDataPragmas(ASTContext &Ctx, const SourceRecord &Record,
     if (Update) {
       // Where a statement may stand: between the statements of a block,
       // not as the body of an if, a loop or a label.
-      const CompoundStmt *Block =
-          enclosingBlock(Collector.Blocks, Pragma.HashLoc, SM);
+      const CompoundStmt *Block = enclosingBlock(Blocks, Pragma.HashLoc, SM);
       bool InStatement =
           Block && llvm::any_of(Block->body(), [&](const Stmt *S) {
             SourceRange R = S->getSourceRange();
@@ -239,9 +210,9 @@ bool rewriteDataPragmas(ASTContext &Ctx, const SourceRecord &Record,
     }
     std::optional<Token> Next = codeTokenAfter(Pragma.EndLoc, Record, SM, LO);
     auto Found = Next && Next->is(tok::l_brace)
-                     ? Collector.Blocks.find(Next->getLocation())
-                     : Collector.Blocks.end();
-    if (Found == Collector.Blocks.end()) {
+                     ? Blocks.find(Next->getLocation())
+                     : Blocks.end();
+    if (Found == Blocks.end()) {
       report(Diags, Next ? Next->getLocation() : Pragma.EndLoc, Level::Error,
              "'#pragma fpm data' must be followed by a block '{ ... }' of a "
              "function: the region is that block");

@@ -24,20 +24,28 @@
 
 #include "clang/Basic/SourceLocation.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace clang {
 class ASTContext;
+class CompoundStmt;
 class Rewriter;
 } // namespace clang
 
 namespace fpm {
 
-/// Checks and rewrites `Pragmas` (in source order). `Partitioned`: the
-/// partitioned loops, in which no region may open. Reports every problem
-/// as an error; returns whether anything was rewritten.
+/// The blocks of the main file's functions, by their '{'.
+using BlockMap =
+    llvm::DenseMap<clang::SourceLocation, const clang::CompoundStmt *>;
+
+/// Checks and rewrites `Pragmas` (in source order), in the file whose
+/// function blocks are `Blocks`. `Partitioned`: the partitioned loops, in
+/// which no region may open. Reports every problem as an error; returns
+/// whether anything was rewritten.
 bool rewriteDataPragmas(clang::ASTContext &Ctx, const SourceRecord &Record,
                         clang::Rewriter &Rewrite,
                         llvm::ArrayRef<DataPragma> Pragmas,
+                        const BlockMap &Blocks,
                         llvm::ArrayRef<clang::SourceRange> Partitioned);
 
 } // namespace fpm

@@ -46,7 +46,8 @@ namespace {
 using Level = DiagnosticsEngine::Level;
 
 /// Every `for` statement of the main file, with the outermost function it
-/// is in (lambdas are no function of their own here).
+/// is in (lambdas are no function of their own here), and every block of
+/// its functions, by its '{' (a data region's, DataRegions.h).
 class ForCollector : public RecursiveASTVisitor<ForCollector> {
 public:
   explicit ForCollector(const SourceManager &SM) : SM(SM) {}
@@ -70,9 +71,17 @@ public:
     return true;
   }
 
+  bool VisitCompoundStmt(CompoundStmt *Block) {
+    SourceLocation Loc = Block->getLBracLoc();
+    if (!Functions.empty() && Loc.isFileID() && SM.isWrittenInMainFile(Loc))
+      Blocks.try_emplace(Loc, Block);
+    return true;
+  }
+
   llvm::DenseMap<SourceLocation,
                  std::pair<const ForStmt *, const FunctionDecl *>>
       Loops;
+  BlockMap Blocks;
 
 private:
   const SourceManager &SM;
@@ -369,8 +378,8 @@ void RewriteConsumer::run(Sema &S) {
     Partitioned.push_back(
         {Loop.Pragma->HashLoc,
          SM.getExpansionRange(Loop.Loop.For->getEndLoc()).getEnd()});
-  const bool DataRegions =
-      rewriteDataPragmas(Ctx, Record, Rewrite, DataPragmas, Partitioned);
+  const bool DataRegions = rewriteDataPragmas(Ctx, Record, Rewrite, DataPragmas,
+                                              Collector.Blocks, Partitioned);
   if (Diags.hasErrorOccurred())
     return;
   LoopRewriter Rewriter(Ctx, S.getPreprocessor(), Rewrite);
