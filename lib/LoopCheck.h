@@ -23,6 +23,7 @@
 
 #include "IntPoly.h"
 #include "LoopChecker.h"
+#include "StmtWalk.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -186,22 +187,6 @@ inline std::optional<int64_t> loopOffset(const ASTContext &Ctx, const Expr *E,
     return std::nullopt;
   int64_t V = R.Val.getInt().getSExtValue();
   return Bin->Op == BO_Sub ? -V : V;
-}
-
-/// Calls Visit on Root and on every statement under it, depth first, until
-/// Visit returns false; returns false then.
-template <typename Callable>
-bool forEachStmt(const Stmt *Root, Callable &&Visit) {
-  llvm::SmallVector<const Stmt *, 64> Work{Root};
-  while (!Work.empty()) {
-    const Stmt *S = Work.pop_back_val();
-    if (!S)
-      continue;
-    if (!Visit(S))
-      return false;
-    llvm::append_range(Work, S->children());
-  }
-  return true;
 }
 
 /// The body of a loop statement; null for anything else.

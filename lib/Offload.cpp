@@ -15,6 +15,7 @@
 #include "Offload.h"
 
 #include "KernelCheck.h"
+#include "StmtWalk.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -337,21 +338,18 @@ static const Expr *writeTo(const Stmt *Body, const VarDecl *Array) {
     const auto *Ref = dyn_cast<DeclRefExpr>(Target);
     return Ref && Ref->getDecl() == Array;
   };
-  llvm::SmallVector<const Stmt *, 64> Work{Body};
-  while (!Work.empty()) {
-    const Stmt *S = Work.pop_back_val();
-    if (!S)
-      continue;
+  const Expr *Write = nullptr;
+  forEachStmt(Body, [&](const Stmt *S) {
     if (const auto *Assign = dyn_cast<BinaryOperator>(S);
         Assign && Assign->isAssignmentOp() && WritesArray(Assign->getLHS()))
-      return Assign->getLHS();
-    if (const auto *Step = dyn_cast<UnaryOperator>(S);
-        Step && Step->isIncrementDecrementOp() &&
-        WritesArray(Step->getSubExpr()))
-      return Step->getSubExpr();
-    llvm::append_range(Work, S->children());
-  }
-  return nullptr;
+      Write = Assign->getLHS();
+    else if (const auto *Step = dyn_cast<UnaryOperator>(S);
+             Step && Step->isIncrementDecrementOp() &&
+             WritesArray(Step->getSubExpr()))
+      Write = Step->getSubExpr();
+    return Write == nullptr;
+  });
+  return Write;
 }
 
 bool planOffload(ASTContext &Ctx, LoopModel &L, bool Remarks) {
