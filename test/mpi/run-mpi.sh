@@ -44,8 +44,21 @@ if "$mpiexec" --version 2>&1 | grep -Eq "Open MPI|OpenRTE|open-mpi"; then
 fi
 output=$(mktemp)
 trap 'rm -f "$output"' EXIT
-"$mpiexec" $extra "$@" >"$output" 2>&1
-status=$?
+if [ $fails -eq 1 ]; then
+  # A job that must fail ends in MPI_Abort, after which Open MPI's mpirun
+  # (4.1, PMIx) sometimes hangs in its own teardown, its ranks already
+  # gone: seen in 2 of 6 runs of mpi-loop-alone with the other core busy.
+  # Bounded here, under CTest's limit; the expected lines still say
+  # whether fpm did its part.
+  timeout --kill-after=5 40 "$mpiexec" $extra "$@" >"$output" 2>&1
+  status=$?
+  if [ $status -eq 124 ] || [ $status -eq 137 ]; then
+    echo "run-mpi.sh: mpirun had not exited 40 s after the job started: killed"
+  fi
+else
+  "$mpiexec" $extra "$@" >"$output" 2>&1
+  status=$?
+fi
 cat "$output"
 if [ $fails -eq 0 ] && [ $status -ne 0 ]; then
   echo "run-mpi.sh: mpirun exited with $status"
