@@ -6,10 +6,12 @@
 //
 // One parser per clause, each with the Clang-style errors of its malformed
 // forms, and the reading of kernel(...)'s file: the clause grammar of
-// docs/pragma.md in one place, about 900 lines. The schedules and
-// the rule of their argument are the runtime's: fpm/schedules.def and
-// readScheduleArgument() (fpm/schedules.hpp). Under 900 lines: one parser
-// per clause, sharing the token reader and its diagnostics.
+// docs/pragma.md in one place, with the `data` and `update` pragmas'
+// sections (parseDataClauses), about 1,060 lines: one parser per clause,
+// sharing the token reader and its diagnostics, which a split would have
+// to export. The schedules and the rule of their argument are the
+// runtime's: fpm/schedules.def and readScheduleArgument()
+// (fpm/schedules.hpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -6,9 +6,10 @@
 //
 // The OpenCL driver (opencl_driver.hpp): a range's uploads, launches and
 // downloads on one device, staged where rows or masks need it, and its
-// recovery when the device fails. A little over 600 lines: one range's
+// recovery when the device fails, and a data region's buffers kept on the
+// device (ResidentBuffer, uploadStale). Over 800 lines: one range's
 // commands and their events are one sequence that reads best in one
-// place.
+// place, and the region's copies are steps of that sequence.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +46,18 @@ std::vector<SectionRect> copiedRects(const KernelArg &arg, Range range,
   return clipRects(rects, arg.origin, arg.origin + arg.extent);
 }
 
+/// Enqueues a marker after `waitFor` where a range has nothing to copy,
+/// so that it always waits for something.
+void enqueueMarker(cl_command_queue queue, std::span<const cl_event> waitFor,
+                   std::vector<opencl::EventRef> &events) {
+  cl_event event = nullptr;
+  opencl::check(clEnqueueMarkerWithWaitList(
+                    queue, static_cast<cl_uint>(waitFor.size()),
+                    waitFor.empty() ? nullptr : waitFor.data(), &event),
+                "clEnqueueMarkerWithWaitList");
+  events.emplace_back(event);
+}
+
 /// Enqueues the copies of `arg`'s section of `range` between the caller's
 /// array (or `staging`, packed rectangle after rectangle) and `buffer`,
 /// adding their events to `events` (a marker where there is nothing to
@@ -59,10 +72,7 @@ void copySection(cl_command_queue queue, cl_mem buffer, const KernelArg &arg,
   const cl_event *waitList = waitFor.empty() ? nullptr : waitFor.data();
   const std::vector<SectionRect> rects = copiedRects(arg, range, toDevice);
   if (rects.empty()) {
-    cl_event event = nullptr;
-    opencl::check(clEnqueueMarkerWithWaitList(queue, waits, waitList, &event),
-                  "clEnqueueMarkerWithWaitList");
-    events.emplace_back(event);
+    enqueueMarker(queue, waitFor, events);
     return;
   }
   for (const SectionRect &rect : rects) {
@@ -223,10 +233,7 @@ void uploadStale(cl_command_queue queue, cl_mem buffer, const KernelArg &arg,
       residency::rectBytes(copiedRects(arg, range, true), arg.size));
   const auto *host = static_cast<const std::byte *>(arg.data);
   if (stale.empty()) {
-    cl_event event = nullptr;
-    opencl::check(clEnqueueMarkerWithWaitList(queue, waits, waitList, &event),
-                  "clEnqueueMarkerWithWaitList");
-    events.emplace_back(event);
+    enqueueMarker(queue, waitFor, events);
     return;
   }
   for (const residency::Bytes &part : stale) {
