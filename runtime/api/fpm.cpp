@@ -568,6 +568,17 @@ extern "C" int fpm_data_end(const fpm_data *arrays, int count) {
         "%llu came back to the host while they lasted\n",
         static_cast<unsigned long long>(now.toDevices - regionsStart.toDevices),
         static_cast<unsigned long long>(now.toHost - regionsStart.toHost));
+    // libfpmrt-mpi's ranks keep what they wrote (mpi/owner_computes.hpp).
+    const std::uint64_t forLoops =
+        now.fromRanksForLoops - regionsStart.fromRanksForLoops;
+    const std::uint64_t toGather =
+        now.fromRanksToGather - regionsStart.fromRanksToGather;
+    if (forLoops + toGather > 0)
+      std::fprintf(stderr,
+                   "fpm: this rank received %llu bytes from other ranks "
+                   "before loops and %llu to make arrays whole\n",
+                   static_cast<unsigned long long>(forLoops),
+                   static_cast<unsigned long long>(toGather));
   });
 }
 

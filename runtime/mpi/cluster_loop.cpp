@@ -26,6 +26,7 @@
 #include "exec/trip_count.hpp"
 #include "exec/verbose_splits.hpp"
 #include "mpi/agreement.hpp"
+#include "mpi/owner_computes.hpp"
 #include "mpi/section_broadcast.hpp"
 #include "reduce/reductions.hpp"
 #include "support/environment.hpp"
@@ -468,11 +469,17 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
                             std::to_string(loop.data_count) + ")");
   const std::span<const fpm_arg> data(
       loop.data, static_cast<std::size_t>(loop.data_count));
-  if (ranks == 1 || arguments.tripCount == 0 || data.empty())
+  if (ranks == 1 || arguments.tripCount == 0)
     return runWhole(comm, rank, arguments, names, environment.verbose,
-                    ranks == 1 || arguments.tripCount == 0
-                        ? "one rank"
-                        : "no data clauses say what it writes");
+                    "one rank");
+  // From here on the loop's arrays may be parts that ranks keep inside a
+  // data region (owner_computes.hpp).
+  keepWritesOnRanks();
+  if (data.empty()) {
+    gatherEverything(comm);
+    return runWhole(comm, rank, arguments, names, environment.verbose,
+                    "no data clauses say what it writes");
+  }
   // Checked here, on every rank alike (they agreed on the arguments), so
   // that a bad loop fails before any other message.
   const LoopSchedule schedule = parseLoopSchedule(scheduleText);
@@ -482,9 +489,11 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
   // of its elements it wrote, so none may send it to the others.
   if (std::ranges::any_of(data, [](const fpm_arg &arg) {
         return arg.kind != FPM_ARG_IN && ArgSection(arg).stride == 0;
-      }))
+      })) {
+    gatherEverything(comm);
     return runWhole(comm, rank, arguments, names, environment.verbose,
                     "a written section is the same for every iteration");
+  }
 
   // Rank 0 plans from every node's view and sends the split (kind -1: it
   // failed, and says why).
@@ -519,13 +528,17 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
 
   Runs runs;
   std::vector<ChunkMaster::Grant> grants;
+  OwnerComputes owners(comm, data, arguments.tripCount);
   if (message[0] == 0) {
-    const Range mine{message[1 + 2 * rank], message[2 + 2 * rank]};
-    runPart(arguments, mine, slowness, runs);
     for (int r = 0; r < ranks; ++r)
       grants.push_back({r, {message[1 + 2 * r], message[2 + 2 * r]}});
     grants = mergeGrants(grants);
+    owners.receiveReads(grants);
+    runPart(arguments, {message[1 + 2 * rank], message[2 + 2 * rank]}, slowness,
+            runs);
   } else {
+    // Who runs which chunk is known only as they run.
+    owners.receiveReads({});
     if (rank == 0) {
       int level = MPI_THREAD_SINGLE;
       MPI_Query_thread(&level);
@@ -558,7 +571,8 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
     else
       speeds.erase(key);
   }
-  broadcastWrittenSections(comm, data, grants);
+  owners.keepWrites(grants);
+  broadcastWrittenSections(comm, owners.broadcast(), grants);
   if (!arguments.reductions.empty())
     combineReductions(comm, arguments, runs.partials);
   return FPM_OK;

@@ -149,7 +149,9 @@ public:
 
 namespace {
 
-std::atomic<std::uint64_t> bytesToDevices{0}, bytesToHost{0};
+std::atomic<std::uint64_t> bytesToDevices{0}, bytesToHost{0},
+    bytesFromRanksForLoops{0}, bytesFromRanksToGather{0};
+std::atomic<RankLayer *> rankLayer{nullptr};
 
 /// The resident arrays. Never destroyed: loops may run during exit.
 struct Registry {
@@ -256,6 +258,23 @@ void begin(std::span<const Mapping> arrays) {
 }
 
 void end(std::span<const Mapping> arrays) {
+  // Outside the registry's lock: the layer makes the host current as a
+  // loop's host side does.
+  if (RankLayer *layer = rankLayer.load())
+    for (const Mapping &mapping : arrays) {
+      Registry &r = registry();
+      std::shared_lock lock(r.mutex);
+      auto found = std::ranges::find_if(r.arrays, [&](const auto &array) {
+        return array->base == mapping.data && array->bytes == mapping.bytes;
+      });
+      if (found == r.arrays.end() || (*found)->count > 1 ||
+          ((*found)->map != Map::Out && (*found)->map != Map::InOut))
+        continue;
+      std::byte *const base = (*found)->base;
+      lock.unlock();
+      layer->gather(base, base + mapping.bytes);
+    }
+  std::vector<const std::byte *> released;
   Registry &r = registry();
   std::unique_lock lock(r.mutex);
   for (const Mapping &mapping : arrays) {
@@ -275,19 +294,41 @@ void end(std::span<const Mapping> arrays) {
       if (array.map == Map::Out || array.map == Map::InOut)
         array.fetchToHost({0, array.bytes});
     }
+    released.push_back(array.base);
     r.arrays.erase(found);
     r.count.store(r.arrays.size());
   }
+  lock.unlock();
+  if (RankLayer *layer = rankLayer.load())
+    for (const std::byte *base : released)
+      layer->released(base);
 }
 
 void updateHost(const void *data, std::size_t bytes) {
-  const auto *first = static_cast<const std::byte *>(data);
+  auto *first = static_cast<std::byte *>(const_cast<void *>(data));
+  if (RankLayer *layer = rankLayer.load())
+    layer->gather(first, first + bytes);
   acquireHost(first, first + bytes);
 }
 
 void updateDevices(const void *data, std::size_t bytes) {
   const auto *first = static_cast<const std::byte *>(data);
   hostWrote(first, first + bytes);
+  if (RankLayer *layer = rankLayer.load())
+    layer->wroteEverywhere(first, first + bytes);
+}
+
+void setRankLayer(RankLayer *layer) { rankLayer.store(layer); }
+
+std::vector<std::span<std::byte>> residentArrays(const std::byte *first,
+                                                 const std::byte *last) {
+  std::vector<std::span<std::byte>> found;
+  Registry &r = registry();
+  std::shared_lock lock(r.mutex);
+  for (const std::unique_ptr<Array> &array : r.arrays)
+    if (Bytes range; overlap(*array, first, last, range))
+      found.emplace_back(array->base, array->bytes);
+  return found;
 }
 
 bool active() { return registry().count.load(std::memory_order_relaxed) > 0; }
@@ -453,6 +494,14 @@ std::vector<std::string> changedSinceCheckpoint() {
   return changed;
 }
 
-Traffic traffic() { return {bytesToDevices.load(), bytesToHost.load()}; }
+Traffic traffic() {
+  return {bytesToDevices.load(), bytesToHost.load(),
+          bytesFromRanksForLoops.load(), bytesFromRanksToGather.load()};
+}
+
+void countFromRanks(std::uint64_t forLoops, std::uint64_t toGather) {
+  bytesFromRanksForLoops += forLoops;
+  bytesFromRanksToGather += toGather;
+}
 
 } // namespace fpm::residency

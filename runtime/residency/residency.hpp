@@ -103,6 +103,31 @@ void updateHost(const void *data, std::size_t bytes);
 /// every device copy of those bytes is stale.
 void updateDevices(const void *data, std::size_t bytes);
 
+/// A layer that keeps parts of resident arrays on other processes:
+/// libfpmrt-mpi, whose ranks keep what they wrote inside a region. The
+/// host's copy is whole on this process only once the layer has brought
+/// what others wrote, so end() and updateHost() ask it first; they are
+/// then collective, as the layer's loops are.
+class RankLayer {
+public:
+  virtual ~RankLayer() = default;
+  /// The host is about to need [first, last) whole: what other processes
+  /// hold of it comes here.
+  virtual void gather(std::byte *first, std::byte *last) = 0;
+  /// The program wrote [first, last) on the host of every process alike
+  /// (`update device`).
+  virtual void wroteEverywhere(const std::byte *first,
+                               const std::byte *last) = 0;
+  /// The array at `base` is no longer resident.
+  virtual void released(const std::byte *base) = 0;
+};
+/// Installs `layer` (null: none); it must outlive every region.
+void setRankLayer(RankLayer *layer);
+
+/// The resident arrays that [first, last) overlaps, as their bytes.
+std::vector<std::span<std::byte>> residentArrays(const std::byte *first,
+                                                 const std::byte *last);
+
 /// Whether any array is resident: drivers ask nothing else when not.
 bool active();
 
@@ -167,10 +192,15 @@ std::vector<std::string> changedSinceCheckpoint();
 
 /// Bytes moved by the coherence so far, for tests and benchmarks: to
 /// devices (prepareRead's ranges), and from devices to the host.
+/// A RankLayer counts what this process received from others: before
+/// loops, and to make arrays whole (end(), updateHost()).
 struct Traffic {
   std::uint64_t toDevices = 0;
   std::uint64_t toHost = 0;
+  std::uint64_t fromRanksForLoops = 0;
+  std::uint64_t fromRanksToGather = 0;
 };
 Traffic traffic();
+void countFromRanks(std::uint64_t forLoops, std::uint64_t toGather);
 
 } // namespace fpm::residency

@@ -1,8 +1,10 @@
 /* A heat time loop in a data region, its two sweeps split across the MPI
    ranks (the pragma program, routed: fpm_rewrite_sources MPI), with an
-   `update host` and `update device` in the middle. Every rank checks its
-   grids against the serial loop's, computed apart: "mpi_region: ok", or
-   exit 1. Argument: the devices (FPM_DEVICES), default all. */
+   `update host` and `update device` in the middle; then a second region
+   whose sweep swaps two pointers and runs over fewer rows each step. Inside
+   a region each rank keeps what it wrote and receives only the rows it
+   reads. Every rank checks its grids against the serial loop's, computed
+   apart: "mpi_region: ok", or exit 1. */
 #include <stdio.h>
 #include <string.h>
 
@@ -44,11 +46,44 @@ int main(void) {
       }
     }
   }
+  {
+    double(*p)[N] = a, (*q)[N] = b, (*swap)[N];
+    int rows;
+#pragma fpm data inout(a[0 : N], b[0 : N])
+    {
+      for (t = 0; t < 6; t++) {
+        rows = N - 2 - 5 * (t % 3);
+#pragma fpm partition name(mpi.region.swap) in(p[i - 1 : 3][0 : N])            \
+    out(q[i : 1][1 : N - 2])
+        for (i = 1; i < rows + 1; i++)
+          for (j = 1; j < N - 1; j++)
+            q[i][j] =
+                0.25 * (p[i - 1][j] + p[i + 1][j] + p[i][j - 1] + p[i][j + 1]);
+        swap = p;
+        p = q;
+        q = swap;
+      }
+    }
+  }
   for (t = 0; t < 8; t++) {
     sweepSerial(sa, sb);
     sweepSerial(sb, sa);
     if (t == 3)
       sa[N / 2][N / 2] += 1;
+  }
+  {
+    double(*p)[N] = sa, (*q)[N] = sb, (*swap)[N];
+    int rows;
+    for (t = 0; t < 6; t++) {
+      rows = N - 2 - 5 * (t % 3);
+      for (i = 1; i < rows + 1; i++)
+        for (j = 1; j < N - 1; j++)
+          q[i][j] =
+              0.25 * (p[i - 1][j] + p[i + 1][j] + p[i][j - 1] + p[i][j + 1]);
+      swap = p;
+      p = q;
+      q = swap;
+    }
   }
   if (memcmp(a, sa, sizeof a) || memcmp(b, sb, sizeof b)) {
     printf("mpi_region: the grids differ from the serial loop's\n");

@@ -130,7 +130,7 @@ protected:
 
   std::byte host[100];
   std::vector<fpm::residency::Mapping> mapping{
-      {host, sizeof host, fpm::residency::Map::InOut}};
+      {host, sizeof host, fpm::residency::Map::InOut, {}}};
   fpm::residency::Array *array = nullptr;
   const int deviceA = 0, deviceB = 0; // their addresses are the holders
   MemoryCopy *a = nullptr, *b = nullptr;
@@ -205,8 +205,8 @@ TEST_F(CoherenceTest, TheEndBringsAnInOutArrayBack) {
 TEST_F(CoherenceTest, NestedRegionsCountAnArrayAndInArraysStayOut) {
   std::byte in[16] = {};
   const std::vector<fpm::residency::Mapping> inner{
-      {host, sizeof host, fpm::residency::Map::InOut},
-      {in, sizeof in, fpm::residency::Map::In}};
+      {host, sizeof host, fpm::residency::Map::InOut, {}},
+      {in, sizeof in, fpm::residency::Map::In, {}}};
   fpm::residency::begin(inner);
   fpm::residency::Array *inArray = fpm::residency::find(in, sizeof in);
   ASSERT_NE(inArray, nullptr);
@@ -223,9 +223,48 @@ TEST_F(CoherenceTest, NestedRegionsCountAnArrayAndInArraysStayOut) {
   EXPECT_TRUE(fpm::residency::find(host, sizeof host)); // still mapped once
 }
 
+/// Records what a region asks of the layer above it (libfpmrt-mpi's).
+struct RecordingRankLayer final : fpm::residency::RankLayer {
+  void gather(std::byte *first, std::byte *last) override {
+    gathered.push_back({first, last});
+    // What another rank wrote arrives on the host, as MPI would leave it.
+    std::memset(first, 0x66, 4);
+    fpm::residency::hostWrote(first, first + 4);
+  }
+  void wroteEverywhere(const std::byte *first, const std::byte *last) override {
+    everywhere.push_back({first, last});
+  }
+  void released(const std::byte *base) override { gone.push_back(base); }
+  std::vector<std::pair<const std::byte *, const std::byte *>> gathered,
+      everywhere;
+  std::vector<const std::byte *> gone;
+};
+
+TEST_F(CoherenceTest, RegionEndsAndUpdatesAskTheRankLayerFirst) {
+  RecordingRankLayer layer;
+  fpm::residency::setRankLayer(&layer);
+  read(&deviceA, *a, {{0, 100}});
+  write(&deviceA, *a, {0, 100}, 0x44);
+  fpm::residency::updateHost(host + 10, 20);
+  EXPECT_EQ(layer.gathered.size(), 1u);
+  fpm::residency::updateDevices(host + 10, 20);
+  EXPECT_EQ(layer.everywhere.size(), 1u);
+  // The end gathers the whole array before the devices' bytes come back:
+  // what the layer brought stays, and the device's own writes come back.
+  layer.gathered.clear();
+  fpm::residency::end(mapping);
+  fpm::residency::setRankLayer(nullptr);
+  ASSERT_EQ(layer.gathered.size(), 1u);
+  EXPECT_EQ(layer.gathered.front().first, host);
+  EXPECT_EQ(layer.gathered.front().second, host + sizeof host);
+  EXPECT_EQ(host[0], std::byte(0x66));
+  EXPECT_EQ(host[50], std::byte(0x44));
+  EXPECT_EQ(layer.gone, (std::vector<const std::byte *>{host}));
+}
+
 TEST_F(CoherenceTest, AnArrayThatOverlapsAnotherIsRefused) {
   const std::vector<fpm::residency::Mapping> part{
-      {host + 10, 20, fpm::residency::Map::In}};
+      {host + 10, 20, fpm::residency::Map::In, {}}};
   EXPECT_THROW(fpm::residency::begin(part), std::invalid_argument);
   EXPECT_THROW(fpm::residency::end(part), std::invalid_argument);
 }
@@ -292,8 +331,9 @@ __kernel void stencil(__global const long *from, __global long *to,
 
   /// `steps` steps; with `region`, inside one.
   int run(int steps, bool region) {
-    fpm_data arrays[2] = {{FPM_DATA_INOUT, x.data(), N * sizeof(long long)},
-                          {FPM_DATA_INOUT, y.data(), N * sizeof(long long)}};
+    fpm_data arrays[2] = {
+        {FPM_DATA_INOUT, x.data(), N * sizeof(long long), nullptr},
+        {FPM_DATA_INOUT, y.data(), N * sizeof(long long), nullptr}};
     if (region && fpm_data_begin(arrays, 2) != FPM_OK)
       return FPM_ERROR_INVALID_ARGUMENT;
     for (int t = 0; t < steps; ++t) {
@@ -472,8 +512,9 @@ TEST_F(RegionTest, CheckDataNamesAnArrayTheHostChangedBehindTheDevices) {
 
 TEST_F(RegionTest, BadRegionsAreRefused) {
   long long a[8] = {};
-  fpm_data whole{FPM_DATA_IN, a, sizeof a}, part{FPM_DATA_IN, a + 2, 16},
-      bad{7, a, sizeof a}, none{FPM_DATA_IN, nullptr, 8};
+  fpm_data whole{FPM_DATA_IN, a, sizeof a, nullptr},
+      part{FPM_DATA_IN, a + 2, 16, nullptr}, bad{7, a, sizeof a, {}},
+      none{FPM_DATA_IN, nullptr, 8, nullptr};
   EXPECT_EQ(fpm_data_begin(&bad, 1), FPM_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(fpm_last_error()).find("map 7"), std::string::npos);
   EXPECT_EQ(fpm_data_begin(&none, 1), FPM_ERROR_INVALID_ARGUMENT);
