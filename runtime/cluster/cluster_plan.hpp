@@ -88,6 +88,18 @@ ClusterPlan planCluster(const LoopSchedule &schedule,
                         std::span<const NodeView> nodes, std::int64_t tripCount,
                         std::int64_t grain, std::string_view loop = "loop");
 
+/// Inside a data region a row that changes ranks moves its bytes (a rank
+/// keeps what it wrote): a static `plan` is replaced by the last call's
+/// split `previous` (one range per node over the same iterations) with its
+/// cuts moved as little as they must for every node's time, predicted
+/// from `nodes` as the plan's were, to stay within `tolerance` (a
+/// fraction) of the plan's makespan. Returns whether it did, and then says
+/// so in `plan.reason`.
+inline constexpr double RegionSplitTolerance = 0.03;
+bool keepPreviousSplit(ClusterPlan &plan, std::span<const Range> previous,
+                       std::span<const NodeView> nodes,
+                       double tolerance = RegionSplitTolerance);
+
 /// The master's side of the dynamic path. Each node runs its stage-1 share
 /// (the plan's `shares`, which every node knows) without asking, then asks
 /// for chunks: the scheme's next one scaled by its weight. Thread-safe (the

@@ -29,6 +29,7 @@
 #include "mpi/owner_computes.hpp"
 #include "mpi/section_broadcast.hpp"
 #include "reduce/reductions.hpp"
+#include "residency/residency.hpp"
 #include "support/environment.hpp"
 #include "trace/trace.hpp"
 
@@ -57,6 +58,9 @@ constexpr int GrantTag = 0x7f02;
 /// share's iterations per second, the next call's node speed.
 std::mutex speedsMutex;
 std::map<std::string, double, std::less<>> speeds;
+/// Rank 0: each loop's last static split across ranks, which a data region
+/// keeps while it is nearly as good (keepPreviousSplit).
+std::map<std::string, std::vector<Range>, std::less<>> lastSplits;
 
 /// The loop's LoopCall fields that name it (loopKey, loopLabel).
 LoopCall naming(const fpm_loop *loop) {
@@ -507,6 +511,14 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
   if (rank == 0) {
     try {
       plan = planCluster(schedule, nodes, arguments.tripCount, loop.grain, key);
+      const std::lock_guard<std::mutex> lock(speedsMutex);
+      std::vector<Range> &last = lastSplits[key];
+      if (residency::active())
+        keepPreviousSplit(plan, last, nodes);
+      if (plan.kind == ClusterPlan::Kind::Static)
+        last = plan.shares;
+      else
+        last.clear();
       message[0] = plan.kind == ClusterPlan::Kind::Static ? 0 : 1;
       for (int r = 0; r < ranks; ++r) {
         message[1 + 2 * r] = plan.shares[r].begin;

@@ -28,10 +28,18 @@
 // true times (the project's yardstick; at most 1024 granules, so a finer
 // split may beat it by a little), computed up to 512 PEs; beyond, the
 // columns hold makespans in ms instead of ratios.
+// A second table gives what a rank receives per call of a stencil's loop in
+// a time loop (each iteration a row that reads its neighbours'): without a
+// data region (every rank's writes broadcast), and inside one (each rank
+// keeps what it wrote: cluster/rank_holdings.hpp) on the hierarchical
+// split and on splits by speeds measured each call, beside the halos.
 //
 //   fpm-bench-cluster [--quick] [--family NAME] [--nodes N,...]
 //                     [--schedule S] [--noise F] [--latency S] [--scale K]
-//                     [--seed K]
+//                     [--seed K] [--no-keep]
+//
+// --no-keep: the region's splits by measured speeds are each call's own,
+// rather than the last call's while nearly as good (keepPreviousSplit).
 //
 // --schedule is the hierarchical split's, across nodes and in each node
 // (default auto; a self-scheduling one is `auto` in the nodes).
@@ -40,6 +48,7 @@
 
 #include "cluster/cluster_plan.hpp"
 #include "cluster/node_model.hpp"
+#include "cluster/rank_holdings.hpp"
 #include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"
 #include "partition/partition.hpp"
@@ -54,6 +63,8 @@
 #include <queue>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 using namespace fpm;
@@ -89,6 +100,15 @@ struct Config {
   int optimumLimit = 512;
   /// The hierarchical static schedule across nodes.
   std::string schedule = "auto";
+  /// The data-region table: a stencil's loop calls in a time loop, each
+  /// iteration a row of this many bytes that reads its two neighbours'.
+  int regionCalls = 20;
+  std::size_t rowBytes = 8192;
+  /// How much a node's measured time of a call strays from its true one.
+  double jitter = 0.02;
+  /// Whether a region keeps the last call's split while it is nearly as
+  /// good, as libfpmrt-mpi does (--no-keep: the split of every call's own).
+  bool keepSplits = true;
 };
 
 /// The exact optimum on the true (noisy) times: `optimal` over every PE of
@@ -123,7 +143,69 @@ struct Row {
   double flatSolve = -1, flatRatio = -1;
   double dynSolve = 0, dynRatio = 0;
   long long staticMessages = 0, dynMessages = 0;
+  /// Bytes a rank receives per loop call of a stencil in a time loop, the
+  /// mean over ranks and calls after the first: every rank's writes
+  /// broadcast (no region), kept by their rank on the node FPMs' split
+  /// (the same every call) and on splits by speeds measured each call,
+  /// and the halo minimum.
+  double broadcastBytes = 0, keptBytes = 0, movingBytes = 0, haloBytes = 0;
+  /// How much longer the kept splits' calls took than with each call's
+  /// own split, on the true times (the mean; negative: shorter).
+  double keptSlower = 0;
+  /// The most one rank received in one call on the node FPMs' split.
+  double keptMax = 0;
 };
+
+/// Bytes per rank per call (the mean, and the most) over calls 2..n of a
+/// time loop of a 3-point stencil whose rows are split as `split(call)`
+/// gives, two arrays swapped each call, each rank keeping what it wrote
+/// and receiving the rows it reads and lacks (RankHoldings, as
+/// libfpmrt-mpi inside a data region).
+std::pair<double, double>
+keptTraffic(int nodes, std::int64_t rows, const Config &config,
+            const std::function<std::vector<Range>(int)> &split) {
+  RankHoldings from(nodes, static_cast<std::size_t>(rows) * config.rowBytes),
+      to = from;
+  double total = 0, most = 0;
+  for (int call = 0; call < config.regionCalls; ++call) {
+    const std::vector<Range> shares = split(call);
+    std::vector<RankHoldings::Transfer> moves;
+    for (int n = 0; n < nodes; ++n) {
+      const Range share = shares[static_cast<std::size_t>(n)];
+      if (share.size() == 0)
+        continue;
+      const RankHoldings::Bytes reads[] = {
+          {static_cast<std::size_t>(
+               std::max<std::int64_t>(share.begin - 1, 0)) *
+               config.rowBytes,
+           static_cast<std::size_t>(std::min(share.end + 1, rows)) *
+               config.rowBytes}};
+      for (const RankHoldings::Transfer &move : from.toRead(n, reads))
+        moves.push_back(move);
+    }
+    std::vector<double> received(static_cast<std::size_t>(nodes));
+    for (const RankHoldings::Transfer &move : moves) {
+      from.received(move);
+      received[static_cast<std::size_t>(move.to)] +=
+          static_cast<double>(move.bytes.size());
+    }
+    for (int n = 0; n < nodes; ++n) {
+      const Range share = shares[static_cast<std::size_t>(n)];
+      const RankHoldings::Bytes writes[] = {
+          {static_cast<std::size_t>(share.begin) * config.rowBytes,
+           static_cast<std::size_t>(share.end) * config.rowBytes}};
+      to.wrote(n, writes);
+    }
+    std::swap(from, to);
+    if (call == 0) // the region's arrays start whole on every rank
+      continue;
+    for (double bytes : received) {
+      total += bytes;
+      most = std::max(most, bytes);
+    }
+  }
+  return {total / (nodes * (config.regionCalls - 1.0)), most};
+}
 
 /// Simulates the master protocol of `plan` over nodes whose time for w
 /// iterations is `nodeTime(n, w)`; returns the makespan, and adds the
@@ -261,6 +343,55 @@ Row runCase(int nodes, const Config &config) {
     row.flatRatio = makespan / best;
   }
 
+  // A stencil in a data region, on the split above (node FPMs: the same
+  // every call), and on splits by the speeds measured in the call before
+  // (the runtime's rule where some node has no FPM), each time a little
+  // off its true one; beside every rank's writes broadcast, and the
+  // halos: two rows per call for a rank with neighbours on both sides.
+  {
+    const std::int64_t rows = trips;
+    row.broadcastBytes = static_cast<double>(rows) * (nodes - 1) / nodes *
+                         static_cast<double>(config.rowBytes);
+    row.haloBytes =
+        2.0 * (nodes - 1) / nodes * static_cast<double>(config.rowBytes);
+    std::tie(row.keptBytes, row.keptMax) =
+        keptTraffic(nodes, rows, config, [&](int) { return hier.shares; });
+    std::uniform_real_distribution<double> jitter(1 - config.jitter,
+                                                  1 + config.jitter);
+    std::vector<Range> shares = hier.shares;
+    // What keeping a split costs: its makespan on the true times against
+    // that of the call's own split.
+    auto trueMakespan = [&](const std::vector<Range> &split) {
+      double most = 0;
+      for (int n = 0; n < nodes; ++n)
+        most = std::max(most,
+                        nodeTime(n, split[static_cast<std::size_t>(n)].size()));
+      return most;
+    };
+    double slower = 0;
+    row.movingBytes =
+        keptTraffic(nodes, rows, config, [&](int call) {
+          if (call > 0) {
+            std::vector<NodeView> measured(static_cast<std::size_t>(nodes));
+            for (int n = 0; n < nodes; ++n) {
+              const std::int64_t share = std::max<std::int64_t>(
+                  shares[static_cast<std::size_t>(n)].size(), 1);
+              measured[static_cast<std::size_t>(n)].speed =
+                  static_cast<double>(share) /
+                  (nodeTime(n, share) * jitter(random));
+            }
+            ClusterPlan next = planCluster(automatic, measured, trips, 0);
+            const double own = trueMakespan(next.shares);
+            if (config.keepSplits)
+              keepPreviousSplit(next, shares, measured);
+            shares = next.shares;
+            slower += trueMakespan(shares) / own;
+          }
+          return shares;
+        }).first;
+    row.keptSlower = slower / (config.regionCalls - 1) - 1;
+  }
+
   // Dynamic: the self-scheduling thesis's FSS-80, weighted by the node FPMs'
   // speeds.
   std::vector<NodeView> speeds(static_cast<std::size_t>(nodes));
@@ -326,13 +457,16 @@ int main(int argc, char **argv) {
       config.schedule = value();
     } else if (arg == "--scale") {
       config.scale = std::atof(value());
+    } else if (arg == "--no-keep") {
+      config.keepSplits = false;
     } else if (arg == "--seed") {
       config.seed = std::strtoull(value(), nullptr, 10);
     } else {
       std::fprintf(
           stderr,
           "usage: fpm-bench-cluster [--quick] [--family NAME] "
-          "[--nodes N,...] [--noise F] [--latency S] [--scale K] [--seed K]\n");
+          "[--nodes N,...] [--noise F] [--latency S] [--scale K] [--seed K] "
+          "[--no-keep]\n");
       return 2;
     }
   }
@@ -348,6 +482,7 @@ int main(int argc, char **argv) {
               "ms | dyn. msgs | dyn. makespan/opt |\n");
   std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
               "\n");
+  std::vector<Row> rows;
   for (int nodes : config.nodes) {
     std::fprintf(stderr, "fpm-bench-cluster: %d nodes...\n", nodes);
     const Row row = runCase(nodes, config);
@@ -376,6 +511,23 @@ int main(int argc, char **argv) {
                 row.dynSolve * 1e3, row.dynMessages,
                 ratio(row.dynRatio).c_str());
     std::fflush(stdout);
+    rows.push_back(row);
   }
+  std::printf("\nA stencil in a data region: kB a rank receives per loop call "
+              "(rows of %zu bytes, %d calls, the mean over ranks and calls "
+              "2..%d)\n\n",
+              config.rowBytes, config.regionCalls, config.regionCalls);
+  std::printf("| nodes | no region (broadcast) | region, node FPMs' split | "
+              "most one rank | halo minimum | region, split by measured "
+              "speeds (+-%.0f%%%s) | its calls' time against their own "
+              "splits' |\n",
+              config.jitter * 100,
+              config.keepSplits ? ", the last split kept" : "");
+  std::printf("|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Row &row : rows)
+    std::printf("| %d | %.1f | %.2f | %.2f | %.2f | %.2f | %+.1f%% |\n",
+                row.nodes, row.broadcastBytes / 1e3, row.keptBytes / 1e3,
+                row.keptMax / 1e3, row.haloBytes / 1e3, row.movingBytes / 1e3,
+                row.keptSlower * 100);
   return 0;
 }

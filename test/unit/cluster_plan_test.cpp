@@ -155,6 +155,39 @@ TEST(ClusterPlanTest, MeasuredSpeedsSplitByCpm) {
   EXPECT_EQ(plan.shares[0].begin, 0); // in rank order
 }
 
+TEST(ClusterPlanTest, ARegionKeepsTheLastSplitWhileItIsNearlyAsGood) {
+  const LoopSchedule schedule = parseLoopSchedule("auto");
+  std::vector<NodeView> nodes(2);
+  nodes[0].speed = 100;
+  nodes[1].speed = 300;
+  const std::vector<Range> last{{0, 245}, {245, 1000}};
+  // The speeds measured again, 1% apart from the last call's: the new
+  // split's makespan is at most 3% better, and the last one stays.
+  nodes[0].speed = 101;
+  ClusterPlan plan = planCluster(schedule, nodes, 1000, 0);
+  EXPECT_NE(plan.shares, last);
+  EXPECT_TRUE(keepPreviousSplit(plan, last, nodes));
+  EXPECT_EQ(plan.shares, last);
+  EXPECT_NE(plan.reason.find("kept"), std::string::npos) << plan.reason;
+  // A node that became twice as slow: the new split gives rank 0 about
+  // 402 iterations; the cut moves from 245 only as far as rank 1 must
+  // shed rows to finish within 3% of that split's makespan.
+  nodes[1].speed = 150;
+  plan = planCluster(schedule, nodes, 1000, 0);
+  const double makespan = static_cast<double>(plan.shares[1].size()) / 150;
+  ASSERT_TRUE(keepPreviousSplit(plan, last, nodes));
+  expectCover(plan.shares, 1000);
+  EXPECT_EQ(plan.shares[1].size(),
+            static_cast<std::int64_t>(makespan * 1.03 * 150));
+  EXPECT_LT(plan.shares[0].size(), 402);
+  EXPECT_NE(plan.reason.find("moved as little"), std::string::npos);
+  // Nor a split of other iterations, or of other ranks.
+  const std::vector<Range> shorter{{0, 245}, {245, 900}};
+  EXPECT_FALSE(keepPreviousSplit(plan, shorter, nodes));
+  const std::vector<Range> three{{0, 245}, {245, 900}, {900, 1000}};
+  EXPECT_FALSE(keepPreviousSplit(plan, three, nodes));
+}
+
 TEST(ClusterPlanTest, UnknownNodesStartFromTheTwoStageSchedule) {
   const LoopSchedule schedule = parseLoopSchedule("wdah");
   std::vector<NodeView> nodes(3);
