@@ -193,6 +193,7 @@ void exchange(MPI_Comm comm, int rank, std::span<const Move> moves) {
     move.holding->ranks.received(transfer);
   }
   residency::countFromRanks(received, 0);
+  countReceived(received);
 }
 
 } // namespace

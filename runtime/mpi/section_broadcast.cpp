@@ -10,6 +10,7 @@
 #include "residency/residency.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <stdexcept>
@@ -57,6 +58,9 @@ void broadcastSection(MPI_Comm comm, const fpm_arg &arg, Range range,
       check(MPI_Type_commit(&rowsType), "MPI_Type_commit");
       const int code = MPI_Bcast(base + (rect.first + row * rect.pitch) * size,
                                  1, rowsType, root, comm);
+      if (int rank = 0;
+          MPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank != root)
+        countReceived(static_cast<std::uint64_t>(rows * rowBytes));
       MPI_Type_free(&rowsType);
       check(code, "MPI_Bcast");
     }
@@ -70,7 +74,18 @@ void check(int code, const char *what) {
     throw std::runtime_error(std::string("MPI: ") + what + " failed");
 }
 
+namespace {
+std::atomic<std::uint64_t> received{0};
+} // namespace
+
+std::uint64_t bytesReceived() { return received.load(); }
+void countReceived(std::uint64_t bytes) { received += bytes; }
+
 void broadcastBytes(MPI_Comm comm, void *data, std::int64_t bytes, int root) {
+  int rank = 0;
+  check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  if (rank != root)
+    countReceived(static_cast<std::uint64_t>(bytes));
   constexpr std::int64_t Piece = std::int64_t{1} << 30;
   auto *at = static_cast<unsigned char *>(data);
   for (std::int64_t done = 0; done < bytes; done += Piece)

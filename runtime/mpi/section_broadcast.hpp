@@ -29,6 +29,12 @@ void check(int code, const char *what);
 /// counts can say.
 void broadcastBytes(MPI_Comm comm, void *data, std::int64_t bytes, int root);
 
+/// The bytes of arrays this process has received from other ranks so far
+/// (the written sections' broadcasts, and inside data regions the rows
+/// received before loops and to make arrays whole): for benchmarks.
+std::uint64_t bytesReceived();
+void countReceived(std::uint64_t bytes);
+
 /// Sends what each written argument of `data` (out, inout) holds after the
 /// loop to every rank (collective): range by range of `grants` (every range
 /// of the loop, in iteration order, with the rank that ran it), each from
