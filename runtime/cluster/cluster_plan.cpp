@@ -145,65 +145,31 @@ ClusterPlan planCluster(const LoopSchedule &schedule,
 
 bool keepPreviousSplit(ClusterPlan &plan, std::span<const Range> previous,
                        std::span<const NodeView> nodes, double tolerance) {
-  const std::int64_t trips = plan.tripCount;
   if (plan.kind != ClusterPlan::Kind::Static ||
-      previous.size() != plan.shares.size() ||
-      nodes.size() != previous.size() || previous.empty() ||
-      previous.front().begin != 0 || previous.back().end != trips)
+      nodes.size() != plan.shares.size())
     return false;
   const bool modelled = std::ranges::all_of(
       nodes, [](const NodeView &node) { return node.model.has_value(); });
-  // The node's time for `share` iterations, as planCluster's split saw it.
-  auto predicted = [&](std::size_t n, std::int64_t share) {
+  std::vector<Profile> models;
+  if (modelled)
+    for (const NodeView &node : nodes)
+      models.push_back(*node.model);
+  const CostModel model(std::move(models));
+  // The node's time, as planCluster's split saw it.
+  auto time = [&](std::size_t n, std::int64_t share) {
     if (share <= 0)
       return 0.0;
     if (modelled)
-      return CostModel({*nodes[n].model}).time(0, share);
+      return model.time(n, share);
     return static_cast<double>(share) /
            std::max(nodes[n].speed.value_or(0), 1e-300);
   };
-  double planned = 0;
-  for (std::size_t n = 0; n < nodes.size(); ++n)
-    planned = std::max(planned, predicted(n, plan.shares[n].size()));
-  if (planned <= 0)
+  std::optional<std::vector<Range>> kept =
+      keepCuts(plan.shares, previous, time, 1, tolerance);
+  if (!kept)
     return false;
-  // The most each node may take and still finish within the tolerance
-  // (times rise with the share: the largest such share, by bisection).
-  const double limit = planned * (1 + tolerance);
-  std::vector<std::int64_t> caps(nodes.size());
-  for (std::size_t n = 0; n < nodes.size(); ++n) {
-    std::int64_t low = 0, high = trips;
-    while (low < high) {
-      const std::int64_t middle = low + (high - low + 1) / 2;
-      if (predicted(n, middle) <= limit)
-        low = middle;
-      else
-        high = middle - 1;
-    }
-    caps[n] = std::max(low, plan.shares[n].size());
-  }
-  // Each cut where the last call had it, unless a node would then take more
-  // than its cap, or leave the nodes after it more than theirs: the rows
-  // that change ranks are as few as that allows.
-  std::vector<std::int64_t> capsAfter(nodes.size() + 1, 0);
-  for (std::size_t n = nodes.size(); n-- > 0;)
-    capsAfter[n] = capsAfter[n + 1] + caps[n];
-  std::vector<Range> kept(nodes.size());
-  std::int64_t cut = 0;
-  for (std::size_t n = 0; n + 1 < nodes.size(); ++n) {
-    const std::int64_t low = std::max(cut, trips - capsAfter[n + 1]);
-    const std::int64_t high = std::min(trips, cut + caps[n]);
-    if (low > high)
-      return false;
-    const std::int64_t next = std::clamp(previous[n].end, low, high);
-    kept[n] = {cut, next};
-    cut = next;
-  }
-  kept.back() = {cut, trips};
-  if (predicted(nodes.size() - 1, kept.back().size()) > limit)
-    return false;
-  const bool same = std::ranges::equal(kept, previous);
-  plan.shares = std::move(kept);
+  const bool same = std::ranges::equal(*kept, previous);
+  plan.shares = std::move(*kept);
   plan.reason += same ? "; the last call's split kept (a region's rows stay)"
                       : "; the last call's split moved as little as it must "
                         "(a region's rows stay)";

@@ -23,6 +23,7 @@
 #pragma once
 
 #include "data/sections.hpp"
+#include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"
 #include "model/profile.hpp"
 #include "schedule/schedule.hpp"
@@ -89,16 +90,13 @@ ClusterPlan planCluster(const LoopSchedule &schedule,
                         std::int64_t grain, std::string_view loop = "loop");
 
 /// Inside a data region a row that changes ranks moves its bytes (a rank
-/// keeps what it wrote): a static `plan` is replaced by the last call's
-/// split `previous` (one range per node over the same iterations) with its
-/// cuts moved as little as they must for every node's time, predicted
-/// from `nodes` as the plan's were, to stay within `tolerance` (a
-/// fraction) of the plan's makespan. Returns whether it did, and then says
-/// so in `plan.reason`.
-inline constexpr double RegionSplitTolerance = 0.03;
+/// keeps what it wrote): a static `plan` becomes the last call's split
+/// `previous` with its cuts moved as little as they must (keepCuts, each
+/// node's time predicted from `nodes` as the plan's was). Returns whether
+/// it did, and then says so in `plan.reason`.
 bool keepPreviousSplit(ClusterPlan &plan, std::span<const Range> previous,
                        std::span<const NodeView> nodes,
-                       double tolerance = RegionSplitTolerance);
+                       double tolerance = KeptSplitTolerance);
 
 /// The master's side of the dynamic path. Each node runs its stage-1 share
 /// (the plan's `shares`, which every node knows) without asking, then asks

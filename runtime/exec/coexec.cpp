@@ -30,6 +30,7 @@
 #include "exec/verbose_splits.hpp"
 #include "exec/work_pool.hpp"
 #include "partition/partition.hpp"
+#include "residency/residency.hpp"
 #include "store/online_profiles.hpp"
 #include "support/environment.hpp"
 #include "trace/trace.hpp"
@@ -40,6 +41,7 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -407,6 +409,68 @@ std::string describe(const LoopCall &call, const LoopSchedule &schedule,
   return line.str();
 }
 
+/// Inside a data region a row that changes PEs moves what it wrote: a
+/// static `plan` of one package per PE, in PE order, keeps the last such
+/// split's cuts where each PE's predicted time stays near the plan's
+/// makespan (keepCuts), predicted as the plan was (partial FPMs, stored
+/// FPMs, or speeds). Remembers the split for the next call.
+void keepLastSplit(Plan &plan, const std::string &key,
+                   const std::string &balanceKey, const PeViews &views,
+                   const std::optional<LoadBalancer> &balancer) {
+  std::vector<Range> split;
+  std::int64_t cut = 0;
+  bool oneEach = plan.kind == Plan::Kind::Static;
+  for (const std::vector<Range> &packages : plan.packages) {
+    if (packages.size() > 1 ||
+        (packages.size() == 1 && packages.front().begin != cut)) {
+      oneEach = false;
+      break;
+    }
+    split.push_back(packages.empty() ? Range{cut, cut} : packages.front());
+    cut = split.back().end;
+  }
+  if (!oneEach || cut == 0) {
+    withLoopState(
+        key, [&](LoopState &state) { state.lastSplits.erase(balanceKey); });
+    return;
+  }
+  std::vector<Profile> profiles;
+  if (balancer)
+    for (std::size_t i = 0; i < views.live.size(); ++i)
+      profiles.push_back(balancer->model(i));
+  else
+    profiles = views.models;
+  const bool modelled =
+      profiles.size() == views.live.size() &&
+      std::ranges::none_of(profiles, [](const Profile &profile) {
+        return profile.points.empty();
+      });
+  const CostModel model(modelled ? std::move(profiles)
+                                 : std::vector<Profile>{});
+  auto time = [&](std::size_t p, std::int64_t share) {
+    if (share <= 0)
+      return 0.0;
+    const auto live = std::ranges::find(views.live, p);
+    if (live == views.live.end())
+      return std::numeric_limits<double>::infinity();
+    if (modelled)
+      return model.time(static_cast<std::size_t>(live - views.live.begin()),
+                        share);
+    return static_cast<double>(share) / std::max(views.plan[p].speed, 1e-300);
+  };
+  withLoopState(key, [&](LoopState &state) {
+    std::vector<Range> &last = state.lastSplits[balanceKey];
+    if (std::optional<std::vector<Range>> kept =
+            keepCuts(split, last, time, plan.granule)) {
+      split = std::move(*kept);
+      for (std::size_t p = 0; p < split.size(); ++p)
+        plan.packages[p] = split[p].size() > 0 ? std::vector<Range>{split[p]}
+                                               : std::vector<Range>{};
+    }
+    last = split;
+  });
+}
+
 /// Runs `call`; with `onlyPe`, on that PE alone (runOnOnePe()).
 std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
                                     std::string_view onlyPe) {
@@ -484,7 +548,9 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
   request.models = views.models;
   request.partial = balancer ? &*balancer : nullptr;
   request.loop = key;
-  const Plan plan = makePlan(request);
+  Plan plan = makePlan(request);
+  if (residency::active())
+    keepLastSplit(plan, key, balanceKey, views, balancer);
 
   WorkPool pool(size, plan.granule, views.pool,
                 std::max<std::int64_t>(call.grain, 1));

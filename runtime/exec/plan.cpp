@@ -177,4 +177,60 @@ Plan makePlan(const PlanRequest &request) {
   return plan;
 }
 
+std::optional<std::vector<Range>>
+keepCuts(std::span<const Range> planned, std::span<const Range> previous,
+         const std::function<double(std::size_t, std::int64_t)> &time,
+         std::int64_t granule, double tolerance) {
+  const std::size_t pes = planned.size();
+  if (pes == 0 || previous.size() != pes || previous.front().begin != 0 ||
+      planned.front().begin != 0 || previous.back().end != planned.back().end)
+    return std::nullopt;
+  const std::int64_t trips = planned.back().end;
+  granule = std::max<std::int64_t>(granule, 1);
+  double makespan = 0;
+  for (std::size_t p = 0; p < pes; ++p)
+    if (planned[p].size() > 0)
+      makespan = std::max(makespan, time(p, planned[p].size()));
+  if (makespan <= 0)
+    return std::nullopt;
+  // The most each PE may take and finish in time: the largest such share,
+  // by bisection (never less than the plan gave it).
+  const double limit = makespan * (1 + tolerance);
+  std::vector<std::int64_t> caps(pes);
+  for (std::size_t p = 0; p < pes; ++p) {
+    std::int64_t low = 0, high = trips;
+    while (low < high) {
+      const std::int64_t middle = low + (high - low + 1) / 2;
+      if (time(p, middle) <= limit)
+        low = middle;
+      else
+        high = middle - 1;
+    }
+    caps[p] = std::max(low, planned[p].size());
+  }
+  std::vector<std::int64_t> capsAfter(pes + 1, 0);
+  for (std::size_t p = pes; p-- > 0;)
+    capsAfter[p] = capsAfter[p + 1] + caps[p];
+  // Each cut where it was, unless the PE before it would take more than
+  // its cap, or leave the PEs after it more than theirs.
+  std::vector<Range> kept(pes);
+  std::int64_t cut = 0;
+  for (std::size_t p = 0; p + 1 < pes; ++p) {
+    std::int64_t low = std::max(cut, trips - capsAfter[p + 1]);
+    std::int64_t high = std::min(trips, cut + caps[p]);
+    low = std::min(trips, (low + granule - 1) / granule * granule);
+    if (high < trips)
+      high = high / granule * granule;
+    if (low > high)
+      return std::nullopt;
+    const std::int64_t next = std::clamp(previous[p].end, low, high);
+    kept[p] = {cut, next};
+    cut = next;
+  }
+  kept.back() = {cut, trips};
+  if (kept.back().size() > caps.back())
+    return std::nullopt;
+  return kept;
+}
+
 } // namespace fpm

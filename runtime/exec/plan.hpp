@@ -21,6 +21,7 @@
 #include "schedule/schedule.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -100,6 +101,20 @@ struct Plan {
 /// schedule cannot serve, std::logic_error when a partitioner loses or
 /// repeats iterations.
 Plan makePlan(const PlanRequest &request);
+
+/// Inside a data region an iteration that changes PEs (or ranks) moves
+/// what it wrote: a split that repeats should move as few as it must.
+/// Returns the split `previous` (one range per PE, in PE order, tiling
+/// [0, T)) with each cut moved only as far as needed for every PE's time,
+/// `time(pe, iterations)` (rising with the iterations), to stay within
+/// `tolerance` (a fraction) of `planned`'s makespan; cuts at multiples of
+/// `granule`. Nothing when the two splits are of different iterations or
+/// PEs, or no such split exists.
+inline constexpr double KeptSplitTolerance = 0.03;
+std::optional<std::vector<Range>>
+keepCuts(std::span<const Range> planned, std::span<const Range> previous,
+         const std::function<double(std::size_t, std::int64_t)> &time,
+         std::int64_t granule = 1, double tolerance = KeptSplitTolerance);
 
 /// The granule a static partitioner works in for `tripCount` iterations:
 /// the grain, or coarser so that it sees at most StaticUnits granules

@@ -299,3 +299,54 @@ TEST(LoopPartTest, RunsExactlyItsPartWithOpenClDevices) {
 
 } // namespace
 } // namespace fpm
+
+namespace {
+
+/// Time of `iterations` on PEs of the given speeds (iterations per second).
+std::function<double(std::size_t, std::int64_t)>
+bySpeed(std::vector<double> speeds) {
+  return [speeds = std::move(speeds)](std::size_t pe, std::int64_t iterations) {
+    return static_cast<double>(iterations) / speeds[pe];
+  };
+}
+
+} // namespace
+
+TEST(KeepCutsTest, CutsStayWhereEveryPeStillFinishesInTime) {
+  // Three PEs at 100, 200, 100 per second: the plan 250, 500, 250; last
+  // call's split 240, 510, 250 is within 3% of it and stays whole.
+  const std::vector<fpm::Range> planned{{0, 250}, {250, 750}, {750, 1000}};
+  const std::vector<fpm::Range> last{{0, 240}, {240, 750}, {750, 1000}};
+  EXPECT_EQ(fpm::keepCuts(planned, last, bySpeed({100, 200, 100})), last);
+}
+
+TEST(KeepCutsTest, ACutMovesOnlyAsFarAsItMust) {
+  // PE 0 became twice as slow. The plan's makespan is 2 s (PE 0's 100 at
+  // 50/s), so each PE may take 2.06 s: PE 0 up to 103 iterations, PE 1 up
+  // to 412, PE 2 up to 515. The first cut moves from 400 to 103, the second
+  // from 600 only to 515 (103 + 412), and PE 2 takes the rest.
+  const std::vector<fpm::Range> planned{{0, 100}, {100, 500}, {500, 1000}};
+  const std::vector<fpm::Range> last{{0, 400}, {400, 600}, {600, 1000}};
+  EXPECT_EQ(fpm::keepCuts(planned, last, bySpeed({50, 200, 250})),
+            (std::vector<fpm::Range>{{0, 103}, {103, 515}, {515, 1000}}));
+}
+
+TEST(KeepCutsTest, CutsFallOnGranules) {
+  const std::vector<fpm::Range> planned{{0, 128}, {128, 1000}};
+  const std::vector<fpm::Range> last{{0, 640}, {640, 1000}};
+  const std::optional<std::vector<fpm::Range>> kept =
+      fpm::keepCuts(planned, last, bySpeed({128, 872}), 64);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ((*kept)[0].end % 64, 0);
+  EXPECT_LE((*kept)[0].end, 131); // 1.03 * 1 s * 128/s
+}
+
+TEST(KeepCutsTest, OtherIterationsOrPesAreNotKept) {
+  const std::vector<fpm::Range> planned{{0, 500}, {500, 1000}};
+  const auto time = bySpeed({100, 100});
+  EXPECT_FALSE(fpm::keepCuts(
+      planned, std::vector<fpm::Range>{{0, 500}, {500, 900}}, time));
+  EXPECT_FALSE(
+      fpm::keepCuts(planned, std::vector<fpm::Range>{{0, 1000}}, time));
+  EXPECT_FALSE(fpm::keepCuts(planned, std::vector<fpm::Range>{}, time));
+}
