@@ -549,7 +549,7 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
   request.partial = balancer ? &*balancer : nullptr;
   request.loop = key;
   Plan plan = makePlan(request);
-  if (residency::active())
+  if (residency::active() && views.live.size() > 1)
     keepLastSplit(plan, key, balanceKey, views, balancer);
 
   WorkPool pool(size, plan.granule, views.pool,
