@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // What the analysis of one `#pragma fpm partition` loop leaves for the
-// emitters (EmitText.h): the pragma and its clauses, the checked loop
+// emitters (Emit/Emitters.h): the pragma and its clauses, the checked loop
 // (LoopChecker.h), how the body shares each variable, the loop's name and
 // ordinal, and the OpenCL kernel that runs it on devices when it has one
 // (Offload.h). The emitters only read it.
@@ -15,10 +15,10 @@
 #ifndef FPM_LIB_LOOPMODEL_H
 #define FPM_LIB_LOOPMODEL_H
 
-#include "ClauseSema.h"
-#include "KernelEmitter.h"
-#include "LoopChecker.h"
-#include "PragmaParser.h"
+#include "Analysis/ClauseSema.h"
+#include "Analysis/LoopChecker.h"
+#include "Offload/KernelEmitter.h"
+#include "Record/PragmaParser.h"
 
 #include "clang/Basic/SourceLocation.h"
 

@@ -6,14 +6,14 @@
 
 #include "RewriteAction.h"
 
-#include "ClauseSema.h"
-#include "DataRegions.h"
-#include "LoopChecker.h"
-#include "Offload.h"
-#include "OpenMpRegions.h"
-#include "PragmaParser.h"
-#include "Rewriter.h"
-#include "SourceRecord.h"
+#include "Analysis/ClauseSema.h"
+#include "Analysis/LoopChecker.h"
+#include "Analysis/OpenMpRegions.h"
+#include "Emit/DataRegions.h"
+#include "Emit/Rewriter.h"
+#include "Offload/Offload.h"
+#include "Record/PragmaParser.h"
+#include "Record/SourceRecord.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"

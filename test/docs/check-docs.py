@@ -15,11 +15,11 @@ import sys
 
 
 def clauses(source):
-    """The clauses of lib/Clauses.def, the parser's table."""
-    text = (source / "lib" / "Clauses.def").read_text()
+    """The clauses of lib/Record/Clauses.def, the parser's table."""
+    text = (source / "lib" / "Record" / "Clauses.def").read_text()
     names = re.findall(r'^FPM_CLAUSE\("([a-z_]+)"', text, re.M)
     if not names:
-        sys.exit("check-docs: cannot find the clauses in lib/Clauses.def")
+        sys.exit("check-docs: cannot find the clauses in lib/Record/Clauses.def")
     return sorted(names)
 
 
@@ -43,7 +43,7 @@ def remarks(source):
     """The first fixed words (12 characters or more between placeholders)
     of each remark the rewriter reports, whitespace folded."""
     found = []
-    for path in sorted((source / "lib").glob("*.cpp")):
+    for path in sorted((source / "lib").rglob("*.cpp")):
         text = path.read_text()
         for call in re.finditer(r'Level::Remark,\s*((?:"(?:[^"\\]|\\.)*"\s*)+)',
                                 text):

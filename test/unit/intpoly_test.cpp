@@ -4,12 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// fpm-rewrite's IntPoly (lib/IntPoly.h): the arithmetic, its limits, and the
-// two ways in, from the AST of a small C file and from a section's text.
+// fpm-rewrite's IntPoly (lib/Analysis/IntPoly.h): the arithmetic, its limits,
+// and the two ways in, from the AST of a small C file and from a section's
+// text.
 //
 //===----------------------------------------------------------------------===//
 
-#include "IntPoly.h"
+#include "Analysis/IntPoly.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"

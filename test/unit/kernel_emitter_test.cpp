@@ -2,7 +2,7 @@
 // the reason there is none) out; every generated kernel must also build on
 // the machine's OpenCL device (PoCL in CI), checked in a child process.
 
-#include "KernelEmitter.h"
+#include "Offload/KernelEmitter.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"

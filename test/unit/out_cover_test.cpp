@@ -4,16 +4,16 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// checkOutCover (lib/LoopChecker.h) on small C files: whether each iteration
-// of a partitioned loop provably writes every element of its `out` section,
-// which lets the generated kernel take the array as OUT (not copied to the
-// device); anything it cannot prove says why, and the kernel takes the
+// checkOutCover (lib/Analysis/LoopChecker.h) on small C files: whether each
+// iteration of a partitioned loop provably writes every element of its `out`
+// section, which lets the generated kernel take the array as OUT (not copied to
+// the device); anything it cannot prove says why, and the kernel takes the
 // array as INOUT.
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoopChecker.h"
-#include "PragmaParser.h"
+#include "Analysis/LoopChecker.h"
+#include "Record/PragmaParser.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PragmaParser.h"
+#include "Record/PragmaParser.h"
 #include "fpm/schedules.hpp"
 
 #include "clang/Basic/SourceManager.h"

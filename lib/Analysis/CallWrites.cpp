@@ -34,7 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoopCheck.h"
+#include "Analysis/LoopCheck.h"
 
 using namespace clang;
 

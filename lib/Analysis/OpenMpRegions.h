@@ -18,7 +18,7 @@
 #ifndef FPM_LIB_OPENMPREGIONS_H
 #define FPM_LIB_OPENMPREGIONS_H
 
-#include "SourceRecord.h"
+#include "Record/SourceRecord.h"
 
 #include "clang/Basic/SourceLocation.h"
 #include "llvm/ADT/ArrayRef.h"

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PragmaParser.h"
+#include "Record/PragmaParser.h"
 
 #include "fpm/schedules.hpp"
 
@@ -174,7 +174,7 @@ private:
 ArrayRef<ClauseParser::ClauseKind> ClauseParser::clauseKinds() {
   static const ClauseKind Kinds[] = {
 #define FPM_CLAUSE(Name, Repeats, Parse) {Name, Repeats, &ClauseParser::Parse},
-#include "Clauses.def"
+#include "Record/Clauses.def"
   };
   return Kinds;
 }

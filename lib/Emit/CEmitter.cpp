@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Emitters.h"
-#include "SourceRecord.h"
+#include "Emit/Emitters.h"
+#include "Record/SourceRecord.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"

@@ -21,9 +21,9 @@
 #ifndef FPM_LIB_LOOPCHECK_H
 #define FPM_LIB_LOOPCHECK_H
 
-#include "IntPoly.h"
-#include "LoopChecker.h"
-#include "StmtWalk.h"
+#include "Analysis/IntPoly.h"
+#include "Analysis/LoopChecker.h"
+#include "Analysis/StmtWalk.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"

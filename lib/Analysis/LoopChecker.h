@@ -29,10 +29,10 @@
 
 #include "fpm/fpm.h"
 
-#include "ClauseSema.h"
-#include "IntPoly.h"
-#include "OpenMpRegions.h"
-#include "PragmaParser.h"
+#include "Analysis/ClauseSema.h"
+#include "Analysis/IntPoly.h"
+#include "Analysis/OpenMpRegions.h"
+#include "Record/PragmaParser.h"
 
 #include "clang/AST/Type.h"
 #include "llvm/ADT/SmallVector.h"

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "OpenMpRegions.h"
+#include "Analysis/OpenMpRegions.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"

@@ -66,8 +66,8 @@
 #ifndef FPM_LIB_CLAUSESEMA_H
 #define FPM_LIB_CLAUSESEMA_H
 
-#include "IntPoly.h"
-#include "PragmaParser.h"
+#include "Analysis/IntPoly.h"
+#include "Record/PragmaParser.h"
 
 #include "llvm/ADT/SmallVector.h"
 

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SourceRecord.h"
+#include "Record/SourceRecord.h"
 
-#include "PragmaParser.h"
+#include "Record/PragmaParser.h"
 
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"

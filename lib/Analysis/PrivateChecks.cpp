@@ -43,7 +43,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoopCheck.h"
+#include "Analysis/LoopCheck.h"
 
 #include "clang/Analysis/CFG.h"
 #include "llvm/ADT/BitVector.h"

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Emitters.h"
+#include "Emit/Emitters.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"

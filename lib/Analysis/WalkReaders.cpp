@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoopCheck.h"
+#include "Analysis/LoopCheck.h"
 
 using namespace clang;
 

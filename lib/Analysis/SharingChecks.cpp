@@ -36,7 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoopCheck.h"
+#include "Analysis/LoopCheck.h"
 
 #include "llvm/ADT/StringSwitch.h"
 

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Rewriter.h"
+#include "Emit/Rewriter.h"
 
-#include "Emitters.h"
+#include "Emit/Emitters.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelEmitter.h"
+#include "Offload/KernelEmitter.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoopCheck.h"
+#include "Analysis/LoopCheck.h"
 
 #include <functional>
 

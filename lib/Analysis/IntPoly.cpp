@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "IntPoly.h"
+#include "Analysis/IntPoly.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"

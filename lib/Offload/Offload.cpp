@@ -12,10 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Offload.h"
+#include "Offload/Offload.h"
 
-#include "KernelCheck.h"
-#include "StmtWalk.h"
+#include "Analysis/StmtWalk.h"
+#include "Offload/KernelCheck.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"

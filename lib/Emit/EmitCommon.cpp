@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Emitters.h"
-#include "Offload.h"
+#include "Emit/Emitters.h"
+#include "Offload/Offload.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DataRegions.h"
+#include "Emit/DataRegions.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"

@@ -19,8 +19,8 @@
 #ifndef FPM_LIB_DATAREGIONS_H
 #define FPM_LIB_DATAREGIONS_H
 
-#include "PragmaParser.h"
-#include "SourceRecord.h"
+#include "Record/PragmaParser.h"
+#include "Record/SourceRecord.h"
 
 #include "clang/Basic/SourceLocation.h"
 #include "llvm/ADT/ArrayRef.h"

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoopCheck.h"
+#include "Analysis/LoopCheck.h"
 
 #include "clang/Basic/CharInfo.h"
 #include "llvm/ADT/StringExtras.h"

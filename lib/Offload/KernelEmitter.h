@@ -28,7 +28,7 @@
 #ifndef FPM_LIB_KERNELEMITTER_H
 #define FPM_LIB_KERNELEMITTER_H
 
-#include "PragmaParser.h"
+#include "Record/PragmaParser.h"
 
 #include "clang/AST/Type.h"
 #include "clang/Basic/SourceLocation.h"
