@@ -114,6 +114,7 @@ ClusterPlan planCluster(const LoopSchedule &schedule,
   request.tripCount = tripCount;
   request.grain = grain;
   request.models = models;
+  request.wholeShares = true; // a node runs its share as one range
   request.loop = loop;
   const Plan split = makePlan(request);
   ClusterPlan plan;

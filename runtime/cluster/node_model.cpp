@@ -30,21 +30,27 @@ std::vector<std::int64_t> nodeSampleSizes(std::int64_t tripCount, int nodes) {
         sizes.push_back(w);
     }
   };
-  // A node's share is about T/R: densely from a quarter of that to four
-  // times it, where the partitioner interpolates between points; then
+  // A node's share is about T/R: densely from an eighth of that to four
+  // times it, where the partitioner interpolates between points (a slow
+  // node's share falls below a quarter of it, and the node's time between
+  // points spaced 30% apart was up to 10% off on the semi-random family);
+  // then
   // sparsely to all of T (a node may take the whole loop when the others
-  // are slow); and below, down to a 256th of the dense range's start, for
-  // a node so slow that it gets a sliver: a node's time falls slower than
-  // its share there (the PEs are slower on small packages), and a
-  // partitioner that extrapolated at the first point's speed would give it
-  // too much.
+  // are slow); and below, from 1 (the least share) up to the dense range,
+  // for a node so slow that it gets a sliver: a node's time falls slower
+  // than its share there (its fixed cost stays), and a partitioner that
+  // extrapolated at the first point's speed would give it too much (below
+  // its first point the cost model keeps that point's speed, so a node
+  // whose time at 2 iterations is all fixed cost would look to run 1 in
+  // half that time). Sizes under ExactSolverUnits iterations cost a node's
+  // planner a fraction of the others (`auto`'s exact solver is quadratic
+  // in the granules, at most 1024), so the points below come cheap.
   const auto whole = static_cast<double>(tripCount);
   const double share = whole / std::max(nodes, 1);
-  const double low = std::max(1.0, share / 4);
+  const double low = std::max(1.0, share / 8);
   const double high = std::min(whole, share * 4);
-  for (int k = BelowPoints; k >= 1; --k)
-    if (low / std::pow(4.0, k) >= 1)
-      sizes.push_back(std::llround(low / std::pow(4.0, k)));
+  if (low > 1)
+    span(1, low, BelowPoints + 1); // ends at low, where the dense range starts
   span(low, high, DensePoints);
   if (high < whole)
     span(high, whole, SparsePoints + 1);

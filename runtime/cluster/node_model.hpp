@@ -31,11 +31,11 @@ namespace fpm {
 
 /// The sizes at which nodeProfile() samples a node for a loop of
 /// `tripCount` iterations over `nodes` nodes, log-spaced: densely
-/// (DensePoints) from a quarter of an equal share to four times one (T/4R
+/// (DensePoints) from an eighth of an equal share to four times one (T/8R
 /// to 4T/R), sparsely (SparsePoints) from there to the whole loop, and
-/// below T/4R at factors of 4 (BelowPoints): at most MaxNodeSamples,
-/// strictly increasing, each >= 1, the last T; empty for T < 1.
-inline constexpr int DensePoints = 12, SparsePoints = 4, BelowPoints = 4;
+/// from 1 up to T/8R (BelowPoints): at most MaxNodeSamples, strictly
+/// increasing, the first 1, the last T; empty for T < 1.
+inline constexpr int DensePoints = 16, SparsePoints = 4, BelowPoints = 8;
 inline constexpr int MaxNodeSamples = DensePoints + SparsePoints + BelowPoints;
 std::vector<std::int64_t> nodeSampleSizes(std::int64_t tripCount, int nodes);
 
@@ -59,8 +59,10 @@ double nodeTime(std::span<const Profile> pes, const NodeSplit &split,
                 std::int64_t w);
 
 /// The node's FPM at `sizes` (strictly increasing, each >= 1): nodeTime()
-/// at each. It costs one makePlan per size (at most 20; `auto` is the
-/// exact optimum up to 1024 granules and WDAH beyond): callers cache it per
+/// at each. It costs one makePlan per size (up to MaxNodeSamples from
+/// nodeSampleSizes(), those under 1024 iterations a fraction of the others';
+/// `auto` is the exact optimum up to 1024 granules and WDAH beyond): callers
+/// cache it per
 /// loop shape. `pes` must hold at least one valid profile. The result's
 /// kernel is the first PE's, its device `device`.
 Profile nodeProfile(std::span<const Profile> pes,

@@ -79,11 +79,11 @@ Plan makePlan(const PlanRequest &request) {
   plan.granule = ceilDiv(std::max(request.alignment, grain), grain) * grain;
 
   // `auto`: on partial FPMs, numerical; threads alike, equal; with stored
-  // FPMs of every PE, the exact optimum (on coarser granules for a long
-  // loop) up to 16 PEs, else WDAH; with
-  // speeds measured, a split by them (cpm); else the guided schedule,
-  // which measures as it goes. Static schedules on partial FPMs too: the
-  // caller asks for those only for `auto` and `numerical`.
+  // FPMs of every PE, for PEs that run one range each (nodes), geometric,
+  // else the exact optimum (on coarser granules for a long loop) up to 16
+  // PEs, else WDAH; with speeds measured, a split by them (cpm); else the
+  // guided schedule, which measures as it goes. Static schedules on partial
+  // FPMs too: the caller asks for those only for `auto` and `numerical`.
   bool isStatic = schedule.kind == LoopSchedule::Kind::Static;
   plan.partitioner = schedule.partitioner;
   if (request.partial) {
@@ -95,6 +95,12 @@ Plan makePlan(const PlanRequest &request) {
     if (request.alike) {
       plan.partitioner = findPartitioner("equal");
       plan.reason = "equal: the CPU threads are alike";
+    } else if (modelled && request.wholeShares) {
+      // The least makespan of one share per PE, to the iteration (the
+      // bisection's answer is exact where every FPM's time rises with its
+      // share, as a node's does): no coarse granules, at any PE count.
+      plan.partitioner = findPartitioner("geometric");
+      plan.reason = "geometric on stored profiles, one share per PE";
     } else if (modelled) {
       // The exact optimum on granules coarsened to at most
       // ExactSolverUnits loses under a granule per PE: little while every

@@ -61,6 +61,12 @@ struct PlanRequest {
   std::int64_t alignment = 1;
   /// The PEs are threads of one CPU, alike: `auto` splits equally.
   bool alike = false;
+  /// Each PE runs its iterations as one range, in the time its FPM gives
+  /// for their sum: a cluster's node, whose FPM is already its own
+  /// planner's split of any share (cluster/node_model.hpp). Packages timed
+  /// one after another are then a model of something such a PE never does:
+  /// `auto` gives each one share, by geometric bisection of the FPMs.
+  bool wholeShares = false;
   /// The stored FPMs of every PE taking part, in `pes` order (the CPU's
   /// scaled to its team); empty when some PE has none.
   std::span<const Profile> models;

@@ -123,7 +123,7 @@ std::vector<double> describeNode(const LoopArguments &arguments,
   }
   if (pes.models.empty())
     return view;
-  // A node FPM costs up to 20 plans (milliseconds each: the exact optimum
+  // A node FPM costs up to MaxNodeSamples plans (milliseconds each: the exact optimum
   // or WDAH): made once per loop, shape, schedule and set of PEs (stored
   // profiles are read once per process).
   static std::mutex cacheMutex;

@@ -25,9 +25,10 @@
 //    simulation where a message takes --latency seconds one way and the
 //    master serves one request at a time.
 // The optimum is `optimal`'s makespan over every PE of every node on the
-// true times (the project's yardstick; at most 1024 granules, so a finer
-// split may beat it by a little), computed up to 512 PEs; beyond, the
-// columns hold makespans in ms instead of ratios.
+// true times (the project's yardstick), at the most granules it takes
+// (32768: a granule of 16 iterations at 256 nodes, where the runtime's
+// 1024 would be 512, coarser than a PE's share), computed up to 512 PEs;
+// beyond, the columns hold makespans in ms instead of ratios.
 // A second table gives what a rank receives per call of a stencil's loop in
 // a time loop (each iteration a row that reads its neighbours'): without a
 // data region (every rank's writes broadcast), and inside one (each rank
@@ -112,9 +113,12 @@ struct Config {
 };
 
 /// The exact optimum on the true (noisy) times: `optimal` over every PE of
-/// every node, at its granularity (at most ExactSolverUnits granules, so a
-/// finer split may beat it a little); nothing past `limit` PEs, where its
-/// O(p K^2) takes too long.
+/// every node, in granules of at most the partitioner's maxUnits (so a
+/// finer split may beat it by a little); nothing past `limit` PEs, where its
+/// O(p K^2) takes too long. Not the runtime's ExactSolverUnits: at 1024
+/// granules each of 256 nodes' 512 PEs holds about two, and its split was
+/// a fifth slower than at 32768 (semi-random, seed 1); pruned by HPOPTA's
+/// bound, 32768 takes about 2 s there.
 std::optional<double> exactOptimum(const std::vector<Profile> &all,
                                    const std::vector<double> &factors,
                                    int pesPerNode, std::int64_t trips,
@@ -128,7 +132,8 @@ std::optional<double> exactOptimum(const std::vector<Profile> &all,
   const Partitioner &optimal = *findPartitioner("optimal");
   PartitionRequest request;
   request.size = trips;
-  request.granularity = staticGranule(optimal, trips, 1);
+  request.granularity = std::max<std::int64_t>(
+      1, (trips + optimal.maxUnits - 1) / optimal.maxUnits);
   const CostModel model(std::move(scaled));
   return evaluate(model, partition(optimal, model, request)).makespan;
 }
