@@ -15,7 +15,7 @@
 
 #include "api/part.hpp"
 #include "data/sections.hpp"
-#include "device/opencl_driver.hpp"
+#include "device/opencl/opencl_driver.hpp"
 #include "exec/devices.hpp"
 #include "exec/exec.hpp"
 #include "exec/loop_pes.hpp"

@@ -22,7 +22,7 @@
 
 #include "balance/balance.hpp"
 #include "device/cpu_driver.hpp"
-#include "device/opencl_driver.hpp"
+#include "device/opencl/opencl_driver.hpp"
 #include "exec/host_access.hpp"
 #include "exec/loop_pes.hpp"
 #include "exec/loop_state.hpp"

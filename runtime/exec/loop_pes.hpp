@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "device/opencl_driver.hpp"
+#include "device/opencl/opencl_driver.hpp"
 #include "exec/loop_call.hpp"
 #include "support/environment.hpp"
 

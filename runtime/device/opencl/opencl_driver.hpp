@@ -1,4 +1,4 @@
-//===- device/opencl_driver.hpp - An OpenCL device as a PE -----*- C++ -*-===//
+//===- device/opencl/opencl_driver.hpp - An OpenCL PE -----------*- C++ -*-===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
@@ -21,7 +21,7 @@
 
 #include "device/driver.hpp"
 #include "device/faults.hpp"
-#include "device/opencl.hpp"
+#include "device/opencl/opencl.hpp"
 #include "reduce/reductions.hpp"
 #include "residency/residency.hpp"
 
