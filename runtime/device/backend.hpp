@@ -19,6 +19,7 @@
 #pragma once
 
 #include "device/driver.hpp"
+#include "fpm/fpm.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -63,6 +64,12 @@ struct DeviceRun {
   /// Receives each completed range's partial results, for a kernel with
   /// reduction arguments.
   ReductionPartials *reductions = nullptr;
+  /// The loop's compiled CPU body and its context, for a device that runs
+  /// host code (test/unit/'s simulated one). What the executor does around
+  /// a CPU thread's chunks (a data region's host copies, the CPU's
+  /// reduction partials) is not done for it: its tests use neither.
+  fpm_body_fn body = nullptr;
+  void *context = nullptr;
 };
 
 /// A device opened for one loop call, driven by one host thread.

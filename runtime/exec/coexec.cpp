@@ -256,7 +256,7 @@ private:
     const FaultSeam faults(faults_, log.device);
     PoolFeed feed(*this, d, log, false);
     if (device.run(feed, {*call_.kernel, faults, tracing_ ? &target : nullptr,
-                          call_.reductions}))
+                          call_.reductions, call_.body, call_.context}))
       return;
     log.rescueDevice = log.device + " on cpu";
     driveCpu(d, device.rescueLane(), log, true);
