@@ -15,7 +15,6 @@
 
 #include "api/part.hpp"
 #include "data/sections.hpp"
-#include "device/opencl_driver.hpp"
 #include "exec/devices.hpp"
 #include "exec/exec.hpp"
 #include "exec/loop_pes.hpp"
@@ -36,6 +35,7 @@
 #include <exception>
 #include <mutex>
 #include <new>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -296,10 +296,10 @@ fpm::NodePes fpm::nodePes(const LoopArguments &arguments) {
       spec = makeKernelSpec(*arguments.kernel, arguments.tripCount);
     call.kernel = spec ? &*spec : nullptr;
     std::vector<LoopPe> pes;
-    if (call.kernel && call.devices.wantsOpenCl())
+    if (call.kernel && call.devices.wantsDevices())
       pes = coexecutionPes(call);
-    if (!pes.empty())
-      node.alignment = OpenClWorkGroupSize;
+    for (const LoopPe &pe : pes)
+      node.alignment = std::lcm(node.alignment, pe.alignment);
     if (pes.empty())
       pes.push_back({std::string(CpuProfileId), "", cpuThreads()});
     node.workers = 0;
@@ -389,7 +389,7 @@ namespace {
 void sayCpuOnly(const fpm_loop *loop, const std::string &why) {
   try {
     const fpm::LoopEnvironment environment = fpm::readLoopEnvironment();
-    if (!selectedDevices(loop, environment).wantsOpenCl())
+    if (!selectedDevices(loop, environment).wantsDevices())
       return;
   } catch (const std::exception &) {
     // The call itself reports a malformed selection.

@@ -74,7 +74,7 @@ struct NodePes {
   /// scaled to its team), in no particular order; empty when the loop is
   /// unnamed or some PE has none.
   std::vector<Profile> models;
-  /// Workers: the CPU team's threads, and one per OpenCL device; a guess
+  /// Workers: the CPU team's threads, and one per device; a guess
   /// at the node's speed relative to others before any is measured.
   int workers = 1;
   /// Where the packages of a split over `models` start: the work-group

@@ -9,7 +9,7 @@
 // when the PE fails, which ranges it did not finish. It draws its ranges
 // from a WorkFeed, which the executor implements over its work pool: the
 // executor decides who runs what (exec/), a driver only runs it. Drivers:
-// the CPU's (cpu_driver.hpp) and OpenCL's (opencl_driver.hpp).
+// the CPU's (cpu_driver.hpp) and OpenCL's (opencl/opencl_driver.hpp).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

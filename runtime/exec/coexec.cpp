@@ -12,17 +12,18 @@
 // pool through a PoolFeed, which also logs what its PE ran. A device that
 // fails hands its unfinished ranges back; its thread then runs CPU chunks,
 // so that whatever happens a thread is left to run the recovered work.
-// One file of a little over 600 lines, as its parts (WorkerLog,
-// observations, Call, viewPes, describe) are private to coexecute(), the
-// steps of one call.
+// One file of nearly 700 lines, as its parts (WorkerLog, observations,
+// Call, viewPes, describe) are private to coexecute(), the steps of one
+// call.
 //
 //===----------------------------------------------------------------------===//
 
 #include "exec/coexec.hpp"
 
 #include "balance/balance.hpp"
+#include "device/backend.hpp"
 #include "device/cpu_driver.hpp"
-#include "device/opencl_driver.hpp"
+#include "device/faults.hpp"
 #include "exec/host_access.hpp"
 #include "exec/loop_pes.hpp"
 #include "exec/loop_state.hpp"
@@ -43,7 +44,9 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <numeric>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -51,8 +54,11 @@
 namespace fpm {
 namespace {
 
+/// A device opened for the call.
+using Device = std::unique_ptr<PeDevice>;
+
 /// The CPU team's threads' trace lanes start here; devices' lanes are
-/// theirs (DevicePe).
+/// theirs (PeDevice::lane()).
 constexpr int CpuLane = 1;
 
 double seconds(std::int64_t nanoseconds) {
@@ -141,11 +147,11 @@ std::vector<Observation> observations(std::span<const WorkerLog> logs,
 /// logged.
 class Call {
 public:
-  Call(const LoopCall &call, std::string key, std::vector<DevicePe> devices,
+  Call(const LoopCall &call, std::string key, std::span<const Device> devices,
        int cpuWorkers, WorkPool &pool, std::vector<InjectedFault> faults)
       : call_(call), key_(std::move(key)), label_(loopLabel(call)),
         traceLoop_(call.name.empty() ? std::string_view(key_) : call.name),
-        devices_(std::move(devices)), cpuWorkers_(cpuWorkers), pool_(pool),
+        devices_(devices), cpuWorkers_(cpuWorkers), pool_(pool),
         faults_(std::move(faults)), tracing_(trace::enabled()),
         logs_(devices_.size() + static_cast<std::size_t>(cpuWorkers)),
         base_(call.iterations().begin), host_(call) {
@@ -243,21 +249,21 @@ private:
   /// Drives device `d` until the pool is empty; if it fails, runs CPU
   /// chunks instead, so that what it handed back has a thread to run it.
   void driveDevice(std::size_t d) {
-    const DevicePe &pe = devices_[d];
+    PeDevice &device = *devices_[d];
     WorkerLog &log = logs_[d];
-    log.device = pe.device->info().id;
-    const TraceTarget target{traceLoop_, pe.kernelLane()};
-    OpenClDriver driver(*call_.kernel, pe, FaultSeam(faults_, log.device),
-                        tracing_ ? &target : nullptr, call_.reductions);
+    log.device = device.found().id;
+    const TraceTarget target{traceLoop_, device.lane()};
+    const FaultSeam faults(faults_, log.device);
     PoolFeed feed(*this, d, log, false);
-    if (driver.run(feed))
+    if (device.run(feed, {*call_.kernel, faults, tracing_ ? &target : nullptr,
+                          call_.reductions, call_.body, call_.context}))
       return;
     log.rescueDevice = log.device + " on cpu";
-    driveCpu(d, pe.rescueLane(), log, true);
+    driveCpu(d, device.rescueLane(), log, true);
   }
 
   void reportFailure(std::size_t d, std::string_view why, std::int64_t moved) {
-    const opencl::DeviceInfo &info = devices_[d].device->info();
+    const FoundDevice &info = devices_[d]->found();
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       failed_.push_back(info.id);
@@ -276,7 +282,7 @@ private:
   std::string key_;
   std::string label_;
   std::string_view traceLoop_;
-  std::vector<DevicePe> devices_;
+  std::span<const Device> devices_;
   int cpuWorkers_;
   WorkPool &pool_;
   std::vector<InjectedFault> faults_;
@@ -300,7 +306,7 @@ struct PeViews {
 };
 
 PeViews viewPes(const LoopCall &call, const std::string &key,
-                const std::vector<DevicePe> &devices, int cpuWorkers,
+                std::span<const Device> devices, int cpuWorkers,
                 std::int64_t probe, std::int64_t iterations) {
   PeViews views;
   withLoopState(key, [&](LoopState &state) {
@@ -321,8 +327,9 @@ PeViews viewPes(const LoopCall &call, const std::string &key,
           {pe.speed, pe.guessed, workers, cpu, pipeline, fill});
       views.plan.push_back(std::move(pe));
     };
-    for (const DevicePe &device : devices)
-      add(device.device->info().id, 1, false, device.pipeline, device.fill());
+    for (const Device &device : devices)
+      add(device->found().id, 1, false, device->pipelineDepth(),
+          device->fill());
     add(std::string(CpuProfileId), cpuWorkers, true, 0, 0);
   });
   for (std::size_t p = 0; p < views.plan.size(); ++p)
@@ -338,7 +345,7 @@ PeViews viewPes(const LoopCall &call, const std::string &key,
     for (std::size_t p : views.live) {
       std::optional<Profile> stored =
           storedProfile(loop, p == cpuPe ? std::string(CpuProfileId)
-                                         : devices[p].profileId());
+                                         : devices[p]->profileId());
       if (!stored) {
         views.models.clear();
         break;
@@ -369,7 +376,7 @@ PeViews viewPes(const LoopCall &call, const std::string &key,
 /// The line FPM_VERBOSE prints for a co-executed call.
 std::string describe(const LoopCall &call, const LoopSchedule &schedule,
                      const Plan &plan, const PeViews &views,
-                     const std::vector<DevicePe> &devices, int cpuWorkers) {
+                     std::span<const Device> devices, int cpuWorkers) {
   std::ostringstream line;
   line << "fpm: " << loopLabel(call) << ": " << call.iterations().size()
        << " iterations, schedule " << schedule.text;
@@ -385,8 +392,8 @@ std::string describe(const LoopCall &call, const LoopSchedule &schedule,
       line << " (" << cpuWorkers << " thread" << (cpuWorkers == 1 ? "" : "s")
            << ")";
     } else {
-      const unsigned units = devices[p].device->computeUnits();
-      line << " (" << devices[p].device->info().name << ", " << units
+      const unsigned units = devices[p]->computeUnits();
+      line << " (" << devices[p]->found().name << ", " << units
            << " compute unit" << (units == 1 ? "" : "s") << ")";
     }
   }
@@ -476,24 +483,28 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
                                     std::string_view onlyPe) {
   const std::string key = loopKey(call);
   const LoopSchedule schedule = parseLoopSchedule(call.schedule);
-  const OpenClEnvironment environment = readOpenClEnvironment();
-  const std::vector<opencl::DeviceInfo> &found = opencl::devices();
+  const DeviceEnvironment environment = readDeviceEnvironment();
   std::vector<std::string> foundIds;
-  for (const opencl::DeviceInfo &info : found)
-    foundIds.push_back(info.id);
+  for (const AnyDevice &device : allDevices())
+    foundIds.push_back(device.found->id);
   std::vector<InjectedFault> faults =
       parseInjectedFaults(environment.injectFault, foundIds);
   if (call.verbose)
     describeDevicesOnce();
 
-  LoopDevices opened = openLoopDevices(call, key, environment, note);
+  LoopDevices opened = openLoopDevices(call, key, note);
   if (opened.devices.empty())
     return std::nullopt;
-  std::vector<DevicePe> &devices = opened.devices;
+  std::vector<Device> &devices = opened.devices;
   int cpuWorkers = opened.cpuWorkers;
+  // Ranges start where every device of the call can start one (the CPU's
+  // anywhere), on one PE alone too: its benchmark splits as the loop does.
+  std::int64_t alignment = 1;
+  for (const Device &device : devices)
+    alignment = std::lcm(alignment, device->alignment());
   if (!onlyPe.empty()) {
-    std::erase_if(devices, [&](const DevicePe &device) {
-      return device.profileId() != onlyPe;
+    std::erase_if(devices, [&](const Device &device) {
+      return device->profileId() != onlyPe;
     });
     if (onlyPe != CpuProfileId)
       cpuWorkers = 0;
@@ -522,7 +533,7 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
   std::string balanceKey;
   for (std::size_t p : views.live)
     balanceKey += (p == cpuPe ? "cpu*" + std::to_string(cpuWorkers)
-                              : devices[p].profileId()) +
+                              : devices[p]->profileId()) +
                   " ";
   std::optional<LoadBalancer> balancer; // a copy, for this call's split
   if (balancing)
@@ -544,7 +555,7 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
   request.pes = views.plan;
   request.tripCount = size;
   request.grain = call.grain;
-  request.alignment = OpenClWorkGroupSize;
+  request.alignment = alignment;
   request.models = views.models;
   request.partial = balancer ? &*balancer : nullptr;
   request.loop = key;
@@ -575,8 +586,8 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
   }
 
   if (trace::enabled()) {
-    for (const DevicePe &device : devices)
-      device.nameTraceLanes();
+    for (const Device &device : devices)
+      device->nameTraceLanes();
     for (int t = 0; t < cpuWorkers; ++t)
       trace::nameLane(CpuLane + t, "cpu thread " + std::to_string(t));
   }
@@ -655,8 +666,8 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
         continue;
       const bool device = w < devices.size();
       recordProfile(
-          loop, device ? devices[w].profileId() : std::string(CpuProfileId),
-          device ? devices[w].profileName() : cpuName, plan.granule, samples);
+          loop, device ? devices[w]->profileId() : std::string(CpuProfileId),
+          device ? devices[w]->profileName() : cpuName, plan.granule, samples);
     }
   }
   if (!onlyPe.empty() && !run.failedDevices().empty())

@@ -5,13 +5,14 @@
 //===----------------------------------------------------------------------===//
 //
 // What this file offers: runCoexecution(), which runs one loop call split
-// across the CPU team and the OpenCL devices at once. It opens the PEs
-// (one host thread per device taken from the team; a CPU device gets the
-// cores the team leaves free, the autonomic-framework thesis, 4.1), asks the
-// planner (plan.hpp) for the split by what the loop's PEs are known to run at,
-// fills a WorkPool with it, and runs one OpenMP region whose threads are the
-// PEs' drivers (device/). What they measured goes back into the loop's state
-// (loop_state.hpp), its partial FPMs and its stored profiles.
+// across the CPU team and devices (device/backend.hpp) at once. It opens the
+// PEs (one host thread per device taken from the team; a device that shares
+// the host's cores gets those the team leaves free, the autonomic-framework
+// thesis, 4.1), asks the planner (plan.hpp) for the split by what the
+// loop's PEs are known to run at, fills a WorkPool with it, and runs one
+// OpenMP region whose threads are the PEs' drivers (device/). What they
+// measured goes back into the loop's state (loop_state.hpp), its partial
+// FPMs and its stored profiles.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -26,7 +27,7 @@
 namespace fpm {
 
 /// Runs `call` (whose kernel and devices are set) over the CPU team and the
-/// OpenCL devices it selects. Returns nothing when no selected device can
+/// devices it selects. Returns nothing when no selected device can
 /// be used (the caller then runs the loop on the CPU alone, with `note`
 /// saying why); otherwise as runLoop().
 std::optional<LoopStatus> runCoexecution(const LoopCall &call,

@@ -6,29 +6,15 @@
 
 #include "exec/devices.hpp"
 
+#include "device/backend.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
 namespace fpm {
-namespace {
-
-/// "opencl" followed by a decimal number without leading zeros.
-bool isOpenClId(std::string_view word) {
-  constexpr std::string_view prefix = "opencl";
-  if (!word.starts_with(prefix) || word.size() == prefix.size())
-    return false;
-  const std::string_view number = word.substr(prefix.size());
-  if (number.size() > 1 && number.front() == '0')
-    return false;
-  return std::all_of(number.begin(), number.end(),
-                     [](char c) { return c >= '0' && c <= '9'; });
-}
-
-} // namespace
 
 bool DeviceSelection::selects(std::string_view id) const {
-  return allOpenCl ||
-         std::find(openClIds.begin(), openClIds.end(), id) != openClIds.end();
+  return allDevices || std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
 DeviceSelection parseDevices(std::string_view text, std::string_view origin) {
@@ -47,21 +33,22 @@ DeviceSelection parseDevices(std::string_view text, std::string_view origin) {
     if (word == "cpu") {
       devices.cpu = true;
     } else if (word == "gpu") {
-      devices.allOpenCl = true;
+      devices.allDevices = true;
     } else if (word == "all") {
-      devices.cpu = devices.allOpenCl = true;
-    } else if (isOpenClId(word)) {
+      devices.cpu = devices.allDevices = true;
+    } else if (backendOfId(word)) {
       if (!devices.selects(word))
-        devices.openClIds.emplace_back(word);
+        devices.ids.emplace_back(word);
     } else {
       throw std::invalid_argument(
           std::string(origin) + " \"" + std::string(text) +
           "\": unknown device '" + std::string(word) +
-          "'; expected cpu, gpu, all or an OpenCL PE id such as opencl0");
+          "'; expected cpu, gpu, all or an " + backendTitles() +
+          " PE id such as " + std::string(backends().front()->prefix()) + "0");
     }
   }
   if (!any)
-    devices.cpu = devices.allOpenCl = true;
+    devices.cpu = devices.allDevices = true;
   return devices;
 }
 

@@ -6,8 +6,9 @@
 //
 // What this file offers: parseDevices(), which reads the pragma's
 // `devices(...)` list, fpm_loop::devices or FPM_DEVICES: `cpu` (the OpenMP
-// team), `gpu` (every OpenCL device), `all`, or PE ids (`opencl1`),
-// separated by commas or spaces.
+// team), `gpu` (every device of every backend, device/backends.def), `all`,
+// or PE ids (`opencl1`: a backend's prefix and a number), separated by
+// commas or spaces.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -20,15 +21,15 @@ namespace fpm {
 
 struct DeviceSelection {
   bool cpu = false;
-  bool allOpenCl = false;
-  /// Ids named one by one ("opencl1"), when not allOpenCl.
-  std::vector<std::string> openClIds;
+  bool allDevices = false;
+  /// Ids named one by one ("opencl1"), when not allDevices.
+  std::vector<std::string> ids;
   /// Where it came from, for messages: `FPM_DEVICES "opencl1"`, or empty
   /// for the default.
   std::string source;
 
-  bool wantsOpenCl() const { return allOpenCl || !openClIds.empty(); }
-  /// True when OpenCL PE `id` may take part.
+  bool wantsDevices() const { return allDevices || !ids.empty(); }
+  /// True when device `id` may take part.
   bool selects(std::string_view id) const;
 };
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A call with OpenCL devices goes to coexec.cpp. A CPU-only call looks up
+// A call with devices goes to coexec.cpp. A CPU-only call looks up
 // the planner's Plan (plan.hpp) for its schedule, iterations, grain and
 // team size in a small per-thread cache, then runs one `#pragma omp
 // parallel` region in which every thread is a PE:
@@ -474,10 +474,10 @@ LoopStatus runLoop(const LoopCall &call) {
         std::to_string(iterations.end) + ") is not within the loop's " +
         std::to_string(call.tripCount) + " iterations");
 
-  // With a kernel and OpenCL PEs, the CPU team and the devices together;
+  // With a kernel and devices, the CPU team and the devices together;
   // else (or when no device can be used) the CPU team alone.
   std::string coexecutionNote;
-  if (call.kernel && call.devices.wantsOpenCl() && iterations.size() > 0) {
+  if (call.kernel && call.devices.wantsDevices() && iterations.size() > 0) {
     if (std::optional<LoopStatus> status =
             runCoexecution(call, coexecutionNote))
       return *status;

@@ -21,7 +21,7 @@ namespace fpm {
 /// std::invalid_argument, before anything runs, for a bad schedule, grain,
 /// trip count or part.
 ///
-/// With a kernel and OpenCL devices selected, the CPU team and the devices
+/// With a kernel and devices selected, the CPU team and the devices
 /// run it together (coexec.hpp); otherwise the CPU team alone. What the
 /// CPU-only path costs: the parsed schedule and its plan (the chunk
 /// generator of a self-scheduling scheme, a static partitioner's packages)

@@ -53,7 +53,7 @@ struct LoopCall {
   /// The arrays the iterations read and write (fpm_loop::data), checked by
   /// checkLoopData(); empty when the loop did not say.
   std::span<const fpm_arg> data;
-  /// The OpenCL side, or null for a CPU-only loop.
+  /// The devices' side (an OpenCL kernel), or null for a CPU-only loop.
   const KernelSpec *kernel = nullptr;
   /// Where a device's ranges put their reductions' partial results (the
   /// CPU's do it in `body`, runReduceChunk); null without reductions.
@@ -64,7 +64,7 @@ struct LoopCall {
   /// Print on stderr, once per loop and split, how the loop was split.
   bool verbose = false;
   /// FPM_STEAL: whether idle PEs steal the tail of others' queues (with
-  /// OpenCL devices; a CPU team has no queues to steal from). Nothing: the
+  /// devices; a CPU team has no queues to steal from). Nothing: the
   /// default, they do.
   std::optional<bool> steal;
   /// Appended to that line (e.g. why the GPU PEs did not take part).

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The work of one heterogeneous loop call, shared by every worker thread of
-// every PE (the CPU team's threads, and one host thread per OpenCL device):
+// every PE (the CPU team's threads, and one host thread per device):
 //  - a queue of ranges per PE: its static packages, or its stage-1 share;
 //  - a weighted self-scheduling chunker for the rest (schedule.hpp);
 //  - tail-end stealing (the autonomic-framework thesis): a worker with nothing

@@ -291,7 +291,7 @@ std::optional<double> runOnCpu(const LoopCall &call, int threads,
   return sum / threads;
 }
 
-/// One benchmark run of iterations [0, size) on the OpenCL PE `pe` alone,
+/// One benchmark run of iterations [0, size) on the device PE `pe` alone,
 /// through the executor (uploads, kernel, downloads: what a chunk costs).
 std::optional<double> runOnDevice(const LoopCall &call, const LoopPe &pe,
                                   std::int64_t size) {
@@ -368,7 +368,7 @@ void benchmarkLoop(const LoopCall &call, const BenchmarkSettings &settings) {
 
   try {
     std::vector<LoopPe> pes;
-    if (call.kernel && call.devices.wantsOpenCl())
+    if (call.kernel && call.devices.wantsDevices())
       pes = coexecutionPes(call);
     if (pes.empty() && (call.devices.cpu || !call.kernel))
       pes.push_back({std::string(CpuProfileId), std::string(CpuProfileName),

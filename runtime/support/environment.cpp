@@ -70,13 +70,10 @@ LoopEnvironment readLoopEnvironment() {
   return environment;
 }
 
-OpenClEnvironment readOpenClEnvironment() {
-  OpenClEnvironment environment;
+DeviceEnvironment readDeviceEnvironment() {
+  DeviceEnvironment environment;
   if (const char *faults = textFromEnvironment("FPM_INJECT_FAULT"))
     environment.injectFault = faults;
-  environment.pipeline = integerFromEnvironment("FPM_OPENCL_PIPELINE", 1, 4);
-  environment.cpuDeviceUnits =
-      integerFromEnvironment("FPM_OPENCL_CPU_UNITS", 1, 1 << 20);
   return environment;
 }
 

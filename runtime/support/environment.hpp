@@ -6,12 +6,13 @@
 //
 // What this file offers: the one place the runtime reads its environment.
 // A loop call reads every variable that tunes it once, at its start
-// (readLoopEnvironment(), and readOpenClEnvironment() when devices take
+// (readLoopEnvironment(), and readDeviceEnvironment() when devices take
 // part; a program may change them between loops), and hands the values
-// down; the process-wide ones (FPM_TRACE,
-// FPM_PROFILE_DIR, FPM_CACHE_DIR) are read where they are used, through
-// the same readers. Unset or empty is "not set", and a malformed value is
-// an error naming the variable, never a silent default.
+// down; the process-wide ones (FPM_TRACE, FPM_PROFILE_DIR, FPM_CACHE_DIR)
+// and those that tune one kind of device (device/opencl/: FPM_OPENCL_*)
+// are read where they are used, through the same readers. Unset or empty is
+// "not set", and a malformed value is an error naming the variable, never a
+// silent default.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -37,16 +38,14 @@ struct LoopEnvironment {
 /// one.
 LoopEnvironment readLoopEnvironment();
 
-/// The variables that tune OpenCL PEs, read once per call that uses them
-/// (a CPU-only call does not pay for them).
-struct OpenClEnvironment {
-  std::string_view injectFault;       ///< FPM_INJECT_FAULT (device/faults)
-  std::optional<long> pipeline;       ///< FPM_OPENCL_PIPELINE, 1..4
-  std::optional<long> cpuDeviceUnits; ///< FPM_OPENCL_CPU_UNITS, 1..2^20
+/// The variables that tune every kind of device, read once per call that
+/// uses devices (a CPU-only call does not pay for them).
+struct DeviceEnvironment {
+  std::string_view injectFault; ///< FPM_INJECT_FAULT (device/faults)
 };
 
 /// Reads them, as readLoopEnvironment() does.
-OpenClEnvironment readOpenClEnvironment();
+DeviceEnvironment readDeviceEnvironment();
 
 /// The variables of libfpmrt-mpi (runtime/mpi/), read when a process joins
 /// a cluster loop.

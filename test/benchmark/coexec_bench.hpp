@@ -23,7 +23,7 @@
 // The runtime's OpenCL device list and ids, for --gpu. Its header targets
 // OpenCL 3.0; the native host code here calls OpenCL 1.2's API.
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
-#include "device/opencl.hpp"
+#include "device/opencl/opencl.hpp"
 #include <omp.h>
 #include <sys/resource.h>
 #include <unistd.h>

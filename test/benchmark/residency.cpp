@@ -27,8 +27,8 @@
 
 #include "residency_loops.h"
 
-#include "device/opencl.hpp"
-#include "device/opencl_driver.hpp"
+#include "device/opencl/opencl.hpp"
+#include "device/opencl/opencl_driver.hpp"
 
 #include <omp.h>
 

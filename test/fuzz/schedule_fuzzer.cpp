@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data,
     } catch (const std::invalid_argument &) {
       return 0;
     }
-    FUZZ_CHECK(devices.cpu || devices.wantsOpenCl(), "no PE selected");
+    FUZZ_CHECK(devices.cpu || devices.wantsDevices(), "no PE selected");
     return 0;
   }
   LoopSchedule schedule;

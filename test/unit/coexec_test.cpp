@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "device/opencl.hpp"
+#include "device/opencl/opencl.hpp"
 #include "fpm/fpm.h"
 #include "fpm/fpm.hpp"
 

@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "device/opencl.hpp"
-#include "device/opencl_program.hpp"
-#include "device/staging.hpp"
+#include "device/opencl/opencl.hpp"
+#include "device/opencl/opencl_program.hpp"
+#include "device/opencl/staging.hpp"
 
 #include <gtest/gtest.h>
 

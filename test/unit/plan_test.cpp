@@ -13,7 +13,7 @@
 
 #include "balance/balance.hpp"
 #include "data/sections.hpp"
-#include "device/opencl.hpp"
+#include "device/opencl/opencl.hpp"
 #include "exec/exec.hpp"
 #include "exec/plan.hpp"
 #include "exec/schedule_string.hpp"

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "device/opencl.hpp"
+#include "device/opencl/opencl.hpp"
 #include "fpm/fpm.h"
 #include "fpm/fpm.hpp"
 #include "support/loops.hpp"

@@ -1,4 +1,4 @@
-//===- device/opencl_program.hpp - Building OpenCL programs ----*- C++ -*-===//
+//===- device/opencl/opencl_program.hpp - Building programs -----*- C++ -*-===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "device/opencl.hpp"
+#include "device/opencl/opencl.hpp"
 
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-//===- device/staging.hpp - Host memory for staged copies ------*- C++ -*-===//
+//===- device/opencl/staging.hpp - Staged copies' memory --------*- C++ -*-===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //

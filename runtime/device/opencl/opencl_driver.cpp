@@ -1,4 +1,4 @@
-//===- device/opencl_driver.cpp - An OpenCL device as a PE ----------------===//
+//===- device/opencl/opencl_driver.cpp - An OpenCL device as a PE ---------===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
@@ -13,9 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "device/opencl_driver.hpp"
+#include "device/opencl/opencl_driver.hpp"
 
-#include "device/staging.hpp"
+#include "device/opencl/staging.hpp"
 #include "residency/residency.hpp"
 #include "trace/trace.hpp"
 

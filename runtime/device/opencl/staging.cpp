@@ -1,10 +1,10 @@
-//===- device/staging.cpp - Host memory for staged copies -----------------===//
+//===- device/opencl/staging.cpp - Host memory for staged copies ----------===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
 
-#include "device/staging.hpp"
+#include "device/opencl/staging.hpp"
 
 #include <algorithm>
 #include <mutex>

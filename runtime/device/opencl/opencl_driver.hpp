@@ -1,4 +1,4 @@
-//===- device/opencl_driver.hpp - An OpenCL device as a PE -----*- C++ -*-===//
+//===- device/opencl/opencl_driver.hpp - An OpenCL PE -----------*- C++ -*-===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
@@ -21,7 +21,7 @@
 
 #include "device/driver.hpp"
 #include "device/faults.hpp"
-#include "device/opencl.hpp"
+#include "device/opencl/opencl.hpp"
 #include "reduce/reductions.hpp"
 #include "residency/residency.hpp"
 
@@ -41,9 +41,9 @@ namespace fpm {
 /// rewriter sizes generated kernels' __local arrays by the same constant.
 constexpr std::int64_t OpenClWorkGroupSize = FPM_MAX_WORK_GROUP_SIZE;
 
-/// An OpenCL device opened for a loop.
+/// An OpenCL device opened for a loop (opencl_backend.cpp's PeDevice).
 struct DevicePe {
-  std::size_t index = 0; ///< in opencl::devices()
+  std::size_t ordinal = 0; ///< among every backend's devices: its lanes
   opencl::Device *device = nullptr;
   std::size_t pipeline = 1; ///< ranges it keeps in flight
 
@@ -59,10 +59,10 @@ struct DevicePe {
 
   /// Its lanes in a trace: the kernels, uploads and downloads, and its
   /// host thread running CPU chunks after a failure.
-  int kernelLane() const { return 1000 + static_cast<int>(index); }
-  int uploadLane() const { return 2000 + static_cast<int>(index); }
-  int downloadLane() const { return 3000 + static_cast<int>(index); }
-  int rescueLane() const { return 4000 + static_cast<int>(index); }
+  int kernelLane() const { return 1000 + static_cast<int>(ordinal); }
+  int uploadLane() const { return 2000 + static_cast<int>(ordinal); }
+  int downloadLane() const { return 3000 + static_cast<int>(ordinal); }
+  int rescueLane() const { return 4000 + static_cast<int>(ordinal); }
   /// Names those lanes in the trace.
   void nameTraceLanes() const;
 };

@@ -1,5 +1,4 @@
-//===- device/opencl.hpp - OpenCL devices as processing elements -*- C++
-//-*-===//
+//===- device/opencl/opencl.hpp - OpenCL devices as PEs ---------*- C++ -*-===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //

@@ -1,12 +1,12 @@
-//===- device/opencl.cpp - OpenCL devices as processing elements ----------===//
+//===- device/opencl/opencl.cpp - OpenCL devices as processing elements ---===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
 
-#include "device/opencl.hpp"
+#include "device/opencl/opencl.hpp"
 
-#include "device/opencl_program.hpp"
+#include "device/opencl/opencl_program.hpp"
 #include "support/atomic_file.hpp"
 #include "support/environment.hpp"
 #include "support/hash.hpp"

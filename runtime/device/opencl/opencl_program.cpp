@@ -1,10 +1,10 @@
-//===- device/opencl_program.cpp - Building OpenCL programs ---------------===//
+//===- device/opencl/opencl_program.cpp - Building OpenCL programs --------===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
 
-#include "device/opencl_program.hpp"
+#include "device/opencl/opencl_program.hpp"
 
 #include "support/hash.hpp"
 
