@@ -61,7 +61,7 @@ private:
 };
 
 /// A device's copy of a resident array, as its kind of device keeps it
-/// (OpenCL: a buffer, device/opencl_driver.cpp).
+/// (OpenCL: a buffer, device/opencl/opencl_driver.cpp).
 class DeviceCopy {
 public:
   virtual ~DeviceCopy() = default;
