@@ -123,9 +123,9 @@ std::vector<double> describeNode(const LoopArguments &arguments,
   }
   if (pes.models.empty())
     return view;
-  // A node FPM costs up to MaxNodeSamples plans (milliseconds each: the exact optimum
-  // or WDAH): made once per loop, shape, schedule and set of PEs (stored
-  // profiles are read once per process).
+  // A node FPM costs up to MaxNodeSamples plans (milliseconds each: the exact
+  // optimum or WDAH): made once per loop, shape, schedule and set of PEs
+  // (stored profiles are read once per process).
   static std::mutex cacheMutex;
   static std::map<std::string, std::vector<double>, std::less<>> cache;
   std::string shape = key + '\n' + std::to_string(arguments.tripCount) + ' ' +
