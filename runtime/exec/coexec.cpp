@@ -323,8 +323,10 @@ PeViews viewPes(const LoopCall &call, const std::string &key,
                    it->second.seconds * std::max(workers, 1);
         pe.guessed = false;
       }
-      views.pool.push_back(
-          {pe.speed, pe.guessed, workers, cpu, pipeline, fill});
+      // In a data region the CPU team runs its queue from the end: the
+      // devices before it steal its start, the same rows every call.
+      views.pool.push_back({pe.speed, pe.guessed, workers, cpu, pipeline, fill,
+                            cpu && !devices.empty() && residency::active()});
       views.plan.push_back(std::move(pe));
     };
     for (const Device &device : devices)

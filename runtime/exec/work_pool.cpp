@@ -187,7 +187,9 @@ std::optional<Grant> WorkPool::next(std::size_t pe) {
               : std::max({unit, self.pe.fill, ceilDiv(own.queued, 2 * workers),
                           ceilDiv(own.initial, 8 * workers)}),
         limit);
-    return Grant{takeFront(own, size, unit), RangeSource::Own, pe};
+    return Grant{self.pe.ownFromBack ? takeBack(own, size, unit)
+                                     : takeFront(own, size, unit),
+                 RangeSource::Own, pe};
   }
 
   if (chunker_ && chunker_->remaining() > 0) {

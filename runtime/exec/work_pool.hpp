@@ -65,6 +65,11 @@ struct PoolPe {
   /// compute unit): a launch of fewer takes about as long, so no range it
   /// gets from its own queue, probe or not, is cut below this. 0: none.
   std::int64_t fill = 0;
+  /// Its workers take their own queue from its end rather than its start
+  /// (a data region: a device before it in the pool steals the start of
+  /// its queue, the rows next to the device's own, and so the same rows
+  /// call after call, which then stay on the device).
+  bool ownFromBack = false;
 };
 
 class WorkPool {

@@ -668,6 +668,31 @@ TEST(WorkPoolTest, CpuThreadsCutFinerThanDevicesStart) {
   EXPECT_EQ(grant->range, (Range{64, 128}));
 }
 
+TEST(WorkPoolTest, InARegionTheCpuRunsItsQueueFromTheEnd) {
+  // A device planned no rows, and the CPU team all 128 (one thread): the
+  // CPU takes its chunks from the end, so that whenever the device comes
+  // to steal, it gets the start, next to its own rows (none here): the
+  // same rows at every call, which then stay on it.
+  PoolPe cpu = makePe(100, 1, false, true);
+  cpu.ownFromBack = true;
+  for (int late : {0, 1, 2}) {
+    SCOPED_TRACE(late);
+    WorkPool pool(128, 64, {makePe(100, 1), cpu}, 1);
+    pool.queue(1, {0, 128});
+    std::int64_t cpuFirst = 128;
+    for (int chunk = 0; chunk < late; ++chunk) {
+      const std::optional<Grant> grant = pool.next(1);
+      ASSERT_TRUE(grant);
+      EXPECT_EQ(grant->range.end, cpuFirst); // from the end
+      cpuFirst = grant->range.begin;
+    }
+    const std::optional<Grant> stolen = pool.next(0);
+    ASSERT_TRUE(stolen);
+    EXPECT_EQ(stolen->source, RangeSource::Stolen);
+    EXPECT_EQ(stolen->range.begin, 0);
+  }
+}
+
 TEST(WorkPoolTest, StealFollowsThiefOverThiefPlusVictim) {
   // Per-worker thief speed, whole-PE victim speed, on granule bounds.
   for (double thief : {50.0, 100.0, 400.0})
