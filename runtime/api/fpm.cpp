@@ -64,6 +64,32 @@ fpm::DeviceSelection selectedDevices(const fpm_loop *loop,
              : fpm::parseDevices(environment.devices, "FPM_DEVICES");
 }
 
+/// What a call of `arguments` is, as the local call (runCall) and a node's
+/// model of it under MPI (nodePes) both see it: the loop's names, its
+/// iterations, schedule (FPM_SCHEDULE over the loop's), devices
+/// (selectedDevices) and kernel, checked (`spec` holds it for the call's
+/// life). One place, so that the MPI node model plans the PEs the local
+/// call will run on.
+fpm::LoopCall describeCall(const fpm::LoopArguments &arguments,
+                           const fpm::LoopEnvironment &environment,
+                           std::optional<fpm::KernelSpec> &spec) {
+  const fpm_loop defaults{};
+  const fpm_loop &info = arguments.loop ? *arguments.loop : defaults;
+  fpm::LoopCall call;
+  call.name = view(info.name);
+  call.file = view(info.file);
+  call.line = info.line;
+  call.grain = info.grain;
+  call.tripCount = arguments.tripCount;
+  call.schedule =
+      environment.schedule.empty() ? view(info.schedule) : environment.schedule;
+  call.devices = selectedDevices(&info, environment);
+  if (arguments.kernel && arguments.tripCount > 0)
+    spec = fpm::makeKernelSpec(*arguments.kernel, arguments.tripCount);
+  call.kernel = spec ? &*spec : nullptr;
+  return call;
+}
+
 /// The loop's reductions, when it has any: checked against the kernel's
 /// reduction arguments, each of which must name one of them, every one
 /// once.
@@ -134,27 +160,14 @@ int runCall(const fpm::LoopArguments &arguments, std::optional<fpm::Range> part,
             "FPM_CHECK_DATA: the program changed " + changed.front() +
             " on the host inside a data region without 'update device' "
             "(fpm_update_device): the devices' copies are stale");
-    fpm::LoopCall call;
-    call.name = view(info.name);
-    call.file = view(info.file);
-    call.line = info.line;
-    call.grain = info.grain;
-    call.tripCount = trip_count;
+    std::optional<fpm::KernelSpec> spec;
+    fpm::LoopCall call = describeCall(arguments, environment, spec);
     call.part = part;
     call.body = body;
     call.context = context;
     call.verbose = environment.verbose;
     call.steal = environment.steal;
-
-    const std::string_view scheduleOverride = environment.schedule;
-    const bool overridden = !scheduleOverride.empty();
-    call.schedule = overridden ? scheduleOverride : view(info.schedule);
-
-    call.devices = selectedDevices(&info, environment);
-    std::optional<fpm::KernelSpec> spec;
-    if (kernel && trip_count > 0)
-      spec = fpm::makeKernelSpec(*kernel, trip_count);
-    call.kernel = spec ? &*spec : nullptr;
+    const bool overridden = !environment.schedule.empty();
     if (info.data_count < 0)
       throw std::invalid_argument("fpm_loop: data_count is negative (" +
                                   std::to_string(info.data_count) + ")");
@@ -284,17 +297,9 @@ fpm::NodePes fpm::nodePes(const LoopArguments &arguments) {
   NodePes node;
   node.workers = cpuThreads();
   try {
-    const fpm_loop defaults{};
-    const fpm_loop &info = arguments.loop ? *arguments.loop : defaults;
     const LoopEnvironment environment = readLoopEnvironment();
-    LoopCall call;
-    call.name = view(info.name);
-    call.tripCount = arguments.tripCount;
-    call.devices = selectedDevices(&info, environment);
     std::optional<KernelSpec> spec;
-    if (arguments.kernel && arguments.tripCount > 0)
-      spec = makeKernelSpec(*arguments.kernel, arguments.tripCount);
-    call.kernel = spec ? &*spec : nullptr;
+    const LoopCall call = describeCall(arguments, environment, spec);
     std::vector<LoopPe> pes;
     if (call.kernel && call.devices.wantsDevices())
       pes = coexecutionPes(call);
