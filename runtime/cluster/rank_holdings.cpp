@@ -83,26 +83,37 @@ void RankHoldings::wrote(int rank, std::span<const Bytes> ranges) {
     assign(range, rank);
 }
 
+template <class Keep>
+void RankHoldings::appendOwnerRuns(Bytes range, Keep keep,
+                                   std::vector<Run> &runs) const {
+  const std::size_t last = std::min(range.last, bytes_);
+  if (range.first >= last)
+    return;
+  for (auto at = std::prev(stretches_.upper_bound(range.first));
+       at != stretches_.end() && at->first < last; ++at) {
+    if (!keep(at->second))
+      continue;
+    const Bytes part{std::max(at->first, range.first),
+                     std::min(at->second.last, last)};
+    if (!runs.empty() && runs.back().owner == at->second.owner &&
+        runs.back().bytes.last == part.first)
+      runs.back().bytes.last = part.last;
+    else
+      runs.push_back({at->second.owner, part});
+  }
+}
+
 std::vector<RankHoldings::Transfer>
 RankHoldings::toRead(int rank, std::span<const Bytes> ranges) const {
+  std::vector<Run> runs;
+  for (const Bytes &range : ranges)
+    appendOwnerRuns(
+        range, [&](const Stretch &stretch) { return !holds(stretch, rank); },
+        runs);
   std::vector<Transfer> transfers;
-  for (const Bytes &range : ranges) {
-    const std::size_t last = std::min(range.last, bytes_);
-    if (range.first >= last)
-      continue;
-    auto at = std::prev(stretches_.upper_bound(range.first));
-    for (; at != stretches_.end() && at->first < last; ++at) {
-      if (holds(at->second, rank))
-        continue;
-      const Bytes part{std::max(at->first, range.first),
-                       std::min(at->second.last, last)};
-      if (!transfers.empty() && transfers.back().from == at->second.owner &&
-          transfers.back().bytes.last == part.first)
-        transfers.back().bytes.last = part.last;
-      else
-        transfers.push_back({at->second.owner, rank, part});
-    }
-  }
+  transfers.reserve(runs.size());
+  for (const Run &run : runs)
+    transfers.push_back({run.owner, rank, run.bytes});
   return transfers;
 }
 
@@ -128,21 +139,9 @@ void RankHoldings::received(const Transfer &transfer) {
 
 std::vector<RankHoldings::Run> RankHoldings::notEverywhere(Bytes range) const {
   std::vector<Run> runs;
-  const std::size_t last = std::min(range.last, bytes_);
-  if (range.first >= last)
-    return runs;
-  for (auto at = std::prev(stretches_.upper_bound(range.first));
-       at != stretches_.end() && at->first < last; ++at) {
-    if (at->second.owner == Everyone)
-      continue;
-    const Bytes part{std::max(at->first, range.first),
-                     std::min(at->second.last, last)};
-    if (!runs.empty() && runs.back().owner == at->second.owner &&
-        runs.back().bytes.last == part.first)
-      runs.back().bytes.last = part.last;
-    else
-      runs.push_back({at->second.owner, part});
-  }
+  appendOwnerRuns(
+      range, [](const Stretch &stretch) { return stretch.owner != Everyone; },
+      runs);
   return runs;
 }
 

@@ -85,6 +85,10 @@ private:
   /// `first` to `last`.
   void join(std::size_t first, std::size_t last);
   bool holds(const Stretch &stretch, int rank) const;
+  /// Appends to `runs` the parts of `range` in the stretches `keep` takes,
+  /// each with the rank that wrote it, joined where they touch.
+  template <class Keep>
+  void appendOwnerRuns(Bytes range, Keep keep, std::vector<Run> &runs) const;
 
   int ranks_;
   std::size_t bytes_;

@@ -10,7 +10,9 @@
 // runLoopPart (api/part.hpp) on its own PEs; here are only the messages:
 // node views to rank 0, the split back, chunk requests and grants, the
 // written sections (section_broadcast.hpp) and the reductions' partial
-// results.
+// results. A little over 600 lines: the static and the self-scheduled path
+// share one call's agreement, plan, statuses and results, in the order
+// every rank must make the same collectives.
 //
 //===----------------------------------------------------------------------===//
 

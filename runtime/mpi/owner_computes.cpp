@@ -133,15 +133,21 @@ public:
   }
 };
 
+/// Throws unless `comm` has the ranks, in order, that keep `holding`'s
+/// parts: they alone know who holds what.
+void requireSameRanks(const Holding &holding, MPI_Comm comm) {
+  int same = MPI_UNEQUAL;
+  check(MPI_Comm_compare(holding.comm, comm, &same), "MPI_Comm_compare");
+  if (same != MPI_IDENT && same != MPI_CONGRUENT)
+    throw std::invalid_argument(
+        "a data region's array that ranks keep parts of is used by a loop "
+        "over another communicator: update the host (fpm_update_host) "
+        "between them");
+}
+
 void gatherAllLocked(MPI_Comm comm) {
   for (const std::shared_ptr<Holding> &holding : holdings) {
-    int same = MPI_UNEQUAL;
-    check(MPI_Comm_compare(holding->comm, comm, &same), "MPI_Comm_compare");
-    if (same != MPI_IDENT && same != MPI_CONGRUENT)
-      throw std::invalid_argument(
-          "a data region's array that ranks keep parts of is read by a loop "
-          "over another communicator: update the host (fpm_update_host) "
-          "between them");
+    requireSameRanks(*holding, comm);
     gatherRange(*holding, {0, holding->ranks.bytes()});
   }
   holdings.clear();
@@ -277,13 +283,7 @@ OwnerComputes::OwnerComputes(MPI_Comm comm, std::span<const fpm_arg> data,
                   RankHoldings(ranks_, candidate.array.size())}));
       found = std::prev(holdings.end());
     } else {
-      int same = MPI_UNEQUAL;
-      check(MPI_Comm_compare((*found)->comm, comm, &same), "MPI_Comm_compare");
-      if (same != MPI_IDENT && same != MPI_CONGRUENT)
-        throw std::invalid_argument(
-            "a data region's array that ranks keep parts of is used by a "
-            "loop over another communicator: update the host "
-            "(fpm_update_host) between them");
+      requireSameRanks(**found, comm);
     }
     kept_.push_back({candidate.arg, *found,
                      static_cast<const std::byte *>(candidate.arg->data) -
