@@ -232,14 +232,24 @@ fpm_arg fpm_mask_arg(int array, size_t unit);
    element per work-item needs this many. */
 #define FPM_MAX_WORK_GROUP_SIZE 64
 
-/* The OpenCL side of a loop. Zero-initialise, then set fields. */
+/* The language of a kernel's source, which decides the kinds of device
+   that can run it: only the devices of a backend that builds it take part
+   in a call. */
+typedef enum fpm_kernel_language {
+  FPM_KERNEL_OPENCL_C = 0 /* OpenCL C, for the OpenCL devices */
+} fpm_kernel_language;
+
+/* The devices' side of a loop. Zero-initialise, then set fields. */
 typedef struct fpm_kernel {
-  const char *source;  /* OpenCL C source; NULL to read `file` */
-  const char *file;    /* a .cl file, when `source` is NULL */
-  const char *name;    /* the __kernel function */
-  const char *options; /* clBuildProgram options; may be NULL */
+  const char *source;  /* the source; NULL to read `file` */
+  const char *file;    /* a source file, when `source` is NULL */
+  const char *name;    /* the kernel function (OpenCL C: the __kernel) */
+  const char *options; /* the build's options (clBuildProgram's); may be NULL */
   const fpm_arg *args; /* in the kernel's parameter order */
   int arg_count;
+  /* FPM_KERNEL_OPENCL_C, the zero a zero-initialised description has.
+     Added in ABI 1 (FPM_ABI_VERSION, libfpmrt.so.1). */
+  fpm_kernel_language language;
 } fpm_kernel;
 
 /*

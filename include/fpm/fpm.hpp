@@ -240,6 +240,7 @@ public:
     kernel.options = options_.empty() ? nullptr : options_.c_str();
     kernel.args = args.data();
     kernel.arg_count = static_cast<int>(args.size());
+    kernel.language = FPM_KERNEL_OPENCL_C;
     return use(static_cast<const fpm_kernel &>(kernel));
   }
 

@@ -101,13 +101,14 @@ std::vector<fpm::Reduction> checkReductions(std::span<const fpm_reduction> list,
   std::vector<fpm::Reduction> reductions = fpm::makeReductions(list);
   if (!kernel)
     return reductions;
+  const std::string what = fpm::kernelTitle(kernel->language) +
+                           std::string(" '") + kernel->name + "'";
   std::vector<int> passed(reductions.size(), 0);
   for (std::size_t a = 0; a < kernel->args.size(); ++a) {
     const fpm::KernelArg &arg = kernel->args[a];
     if (arg.kind != fpm::KernelArg::Kind::Reduction)
       continue;
-    const std::string where = "OpenCL kernel '" + kernel->name +
-                              "', argument " + std::to_string(a) + ": ";
+    const std::string where = what + ", argument " + std::to_string(a) + ": ";
     if (arg.offset >= static_cast<std::int64_t>(reductions.size()))
       throw std::invalid_argument(where + "reduction " +
                                   std::to_string(arg.offset) + " of " +
@@ -118,15 +119,16 @@ std::vector<fpm::Reduction> checkReductions(std::span<const fpm_reduction> list,
       throw std::invalid_argument(
           where + "a value of " + std::to_string(arg.size) +
           " bytes for a reduction of " + std::to_string(reduction.size()));
-    if (reduction.type == FPM_TYPE_LONG_DOUBLE)
+    if (reduction.type == FPM_TYPE_LONG_DOUBLE &&
+        kernel->language == FPM_KERNEL_OPENCL_C)
       throw std::invalid_argument(where + "OpenCL C has no long double");
     ++passed[static_cast<std::size_t>(arg.offset)];
   }
   for (std::size_t r = 0; r < passed.size(); ++r)
     if (passed[r] != 1)
       throw std::invalid_argument(
-          "OpenCL kernel '" + kernel->name + "': reduction " +
-          std::to_string(r) + " is passed " + std::to_string(passed[r]) +
+          what + ": reduction " + std::to_string(r) + " is passed " +
+          std::to_string(passed[r]) +
           " times; each must be passed once (FPM_ARG_REDUCTION)");
   return reductions;
 }

@@ -241,12 +241,26 @@ KernelArg::inArray(std::int64_t first, std::int64_t last) const {
   return {from, std::max(from, std::min(last, origin + extent))};
 }
 
+const char *kernelTitle(fpm_kernel_language language) {
+  switch (language) {
+  case FPM_KERNEL_OPENCL_C:
+    return "OpenCL kernel";
+  }
+  return nullptr;
+}
+
 KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
   KernelSpec spec;
+  const char *title = kernelTitle(kernel.language);
+  if (!title)
+    throw std::invalid_argument(
+        "fpm_kernel: language " + std::to_string(kernel.language) +
+        " is not one fpm.h defines (FPM_KERNEL_OPENCL_C)");
+  spec.language = kernel.language;
   if (!kernel.name || !*kernel.name)
-    throw std::invalid_argument("the OpenCL kernel has no name");
+    throw std::invalid_argument(std::string("the ") + title + " has no name");
   spec.name = kernel.name;
-  const std::string what = "OpenCL kernel '" + spec.name + "'";
+  const std::string what = std::string(title) + " '" + spec.name + "'";
   if (kernel.source)
     spec.source = kernel.source;
   else if (kernel.file && *kernel.file)

@@ -202,8 +202,9 @@ void mergeMasked(std::span<const SectionRect> rects, std::size_t size,
                  std::size_t unit, std::span<const std::uint8_t> mask,
                  const std::byte *staging, std::byte *host);
 
-/// The OpenCL side of a loop (fpm_kernel), checked.
+/// The devices' side of a loop (fpm_kernel), checked.
 struct KernelSpec {
+  fpm_kernel_language language = FPM_KERNEL_OPENCL_C;
   std::string source;
   std::string name;
   std::string options;
@@ -218,11 +219,16 @@ struct KernelSpec {
   }
 };
 
+/// How messages name a kernel of `language`: "OpenCL kernel"; null for a
+/// value fpm.h does not define.
+const char *kernelTitle(fpm_kernel_language language);
+
 /// Checks `kernel` for a loop of `tripCount` iterations and reads its
 /// source file. Array arguments of the same data share one device buffer
 /// (KernelArg::buffer); sections of one array whose buffers would start at
 /// different elements are refused. Throws std::invalid_argument naming
-/// the argument (by its clause, when it has one) and the problem: a section
+/// the argument (by its clause, when it has one) and the problem: a language
+/// fpm.h does not define, a section
 /// outside its array, a written section that does not move with the iteration
 /// (unless the kernel takes its write mask: then it must be the same for
 /// every iteration, and no other written section may share its buffer) or

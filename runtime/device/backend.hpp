@@ -117,6 +117,9 @@ public:
   virtual std::string_view prefix() const = 0;
   /// Its name for people: "OpenCL".
   virtual std::string_view title() const = 0;
+  /// Whether its devices run kernels written in `language`: a call uses
+  /// only the devices that run its kernel.
+  virtual bool runs(fpm_kernel_language language) const = 0;
   /// Its devices, found on the first call (thread-safe) and the same for
   /// the life of the process; none is an empty list, not an error.
   virtual std::span<const FoundDevice> devices() = 0;

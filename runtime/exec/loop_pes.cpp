@@ -91,10 +91,10 @@ void describeDevicesOnce() {
   });
 }
 
-/// The devices `call` selects that did not fail for loop `key` before,
-/// opened (a device that shares the host's cores narrowed to those the CPU
-/// team leaves free), one host thread each taken from the team. `note`
-/// says why there are none.
+/// The devices `call` selects that run its kernel and did not fail for loop
+/// `key` before, opened (a device that shares the host's cores narrowed to
+/// those the CPU team leaves free), one host thread each taken from the
+/// team. `note` says why there are none.
 LoopDevices openLoopDevices(const LoopCall &call, const std::string &key,
                             std::string &note) {
   const std::span<const AnyDevice> found = allDevices();
@@ -103,7 +103,8 @@ LoopDevices openLoopDevices(const LoopCall &call, const std::string &key,
   std::vector<std::size_t> chosen; // ordinals
   for (std::size_t i = 0; i < found.size(); ++i)
     if (call.devices.selects(found[i].found->id) &&
-        !failedBefore.contains(found[i].found->id))
+        !failedBefore.contains(found[i].found->id) &&
+        (!call.kernel || found[i].backend->runs(call.kernel->language)))
       chosen.push_back(i);
   warnAboutMissingDevices(call, chosen.empty());
   if (chosen.empty()) {

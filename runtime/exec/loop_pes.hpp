@@ -40,11 +40,11 @@ struct LoopDevices {
   int team = 0;       ///< the whole team, host threads included
 };
 
-/// The devices `call` selects that did not fail for loop `key` before,
-/// opened (a CPU device narrowed to the cores the CPU team leaves free),
-/// one host thread each taken from the team. `note` says why there are
-/// none. Throws std::invalid_argument when a variable that tunes a device
-/// is malformed.
+/// The devices `call` selects that run its kernel and did not fail for loop
+/// `key` before, opened (a CPU device narrowed to the cores the CPU team
+/// leaves free), one host thread each taken from the team. `note` says why
+/// there are none. Throws std::invalid_argument when a variable that tunes
+/// a device is malformed.
 LoopDevices openLoopDevices(const LoopCall &call, const std::string &key,
                             std::string &note);
 

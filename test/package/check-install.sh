@@ -36,6 +36,15 @@ fi
 # SIGPIPE would fail the check.)
 libraries=$(ldd "$work/consumer/mandelbrot")
 grep -q "$work/prefix/lib/libfpmrt.so" <<<"$libraries"
+# ... under the soname of the ABI its headers declare.
+abi=$(sed -n 's/^#define FPM_ABI_VERSION \([0-9]*\)$/\1/p' \
+  "$work/prefix/include/fpm/version.h")
+grep -q "libfpmrt.so.$abi => $work/prefix/lib/libfpmrt.so.$abi" \
+  <<<"$libraries" || {
+  echo "$libraries"
+  echo "package: the program does not load libfpmrt.so.$abi (FPM_ABI_VERSION)"
+  exit 1
+}
 echo "package: installed fpm builds and runs a consumer project"
 
 # A Makefile project, unchanged, built with CC=fpm-cc: it runs, its

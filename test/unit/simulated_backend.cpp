@@ -93,6 +93,8 @@ class SimulatedBackend final : public Backend {
 public:
   std::string_view prefix() const override { return "sim"; }
   std::string_view title() const override { return "simulated"; }
+  // It runs the loop's CPU body, whatever the kernel's language.
+  bool runs(fpm_kernel_language) const override { return true; }
   std::span<const FoundDevice> devices() override { return devices_; }
   std::span<const std::string> discoveryProblems() override { return {}; }
   std::unique_ptr<PeDevice> open(const OpenRequest &request) override {

@@ -53,6 +53,9 @@ class OpenClBackend final : public Backend {
 public:
   std::string_view prefix() const override { return "opencl"; }
   std::string_view title() const override { return "OpenCL"; }
+  bool runs(fpm_kernel_language language) const override {
+    return language == FPM_KERNEL_OPENCL_C;
+  }
 
   std::span<const FoundDevice> devices() override {
     std::call_once(found_, [this] {
