@@ -422,7 +422,8 @@ std::string describe(const LoopCall &call, const LoopSchedule &schedule,
 /// static `plan` of one package per PE, in PE order, keeps the last such
 /// split's cuts where each PE's predicted time stays near the plan's
 /// makespan (keepCuts), predicted as the plan was (partial FPMs, stored
-/// FPMs, or speeds). Remembers the split for the next call.
+/// FPMs, or speeds). Remembers the split for the next call (which the
+/// call's end replaces with the split it ran, steals included).
 void keepLastSplit(Plan &plan, const std::string &key,
                    const std::string &balanceKey, const PeViews &views,
                    const std::optional<LoadBalancer> &balancer) {
@@ -636,6 +637,13 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
       it->second.first /= cpuWorkers;
     for (const auto &[device, total] : busy)
       stats.busy(device, total.first, total.second);
+    // A kept split starts the next call where this one ended, steals
+    // included: rows a thief took stay with it, and move no more.
+    if (auto it = state.lastSplits.find(balanceKey);
+        it != state.lastSplits.end() && run.failedDevices().empty() &&
+        !run.stopped())
+      if (std::optional<std::vector<Range>> ran = pool.ranInOrder())
+        it->second = std::move(*ran);
     firstCall = state.calls++ == 0;
     if (auto it = state.balancers.find(balanceKey);
         balancing && it != state.balancers.end() &&

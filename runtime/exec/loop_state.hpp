@@ -42,7 +42,8 @@ struct LoopState {
   /// (their ids): another set of PEs is another balancing problem.
   std::map<std::string, LoadBalancer, std::less<>> balancers;
   /// The last static split, one range per PE, per set of PEs (as
-  /// balancers): a data region's next call keeps its cuts where it can.
+  /// balancers), as the call ended it (steals included): a data region's
+  /// next call keeps its cuts where it can.
   std::map<std::string, std::vector<Range>, std::less<>> lastSplits;
   bool benchmarked = false; ///< by fpm-profile, in this process
   /// Whether the runtime said why it keeps the loop on the CPU (it says it

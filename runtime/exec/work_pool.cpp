@@ -258,6 +258,10 @@ void WorkPool::done(std::size_t pe, Range range, double seconds) {
   }
   state.iterations += range.size();
   state.seconds += seconds;
+  state.ranFirst =
+      state.ranCount > 0 ? std::min(state.ranFirst, range.begin) : range.begin;
+  state.ranLast = std::max(state.ranLast, range.end);
+  state.ranCount += range.size();
 }
 
 std::int64_t WorkPool::fail(std::size_t pe, std::span<const Range> unfinished) {
@@ -304,6 +308,26 @@ std::int64_t WorkPool::undistributed() const {
     total += tripCount_ -
              (ceilDiv(tripCount_, granule_) - chunker_->remaining()) * granule_;
   return total;
+}
+
+std::optional<std::vector<Range>> WorkPool::ranInOrder() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<Range> split;
+  std::int64_t cut = 0;
+  for (const PeState &state : pes_) {
+    if (state.ranCount == 0) {
+      split.push_back({cut, cut});
+      continue;
+    }
+    if (state.ranFirst != cut ||
+        state.ranLast - state.ranFirst != state.ranCount)
+      return std::nullopt;
+    split.push_back({state.ranFirst, state.ranLast});
+    cut = state.ranLast;
+  }
+  if (cut != tripCount_)
+    return std::nullopt;
+  return split;
 }
 
 } // namespace fpm

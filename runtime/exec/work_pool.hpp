@@ -119,6 +119,11 @@ public:
   double speed(std::size_t pe) const;
   /// Iterations not handed out yet (queued, dynamic or recovered).
   std::int64_t undistributed() const;
+  /// After the call: the range each PE ran, when each ran one unbroken
+  /// range (or none) and they follow one another in PE order over all the
+  /// iterations: the split the call ended with, steals included (a steal
+  /// takes the end of a queue next to the thief's). Nothing otherwise.
+  std::optional<std::vector<Range>> ranInOrder() const;
 
 private:
   struct Queue {
@@ -138,6 +143,8 @@ private:
     int chunks = 0;
     std::int64_t firstIterations = 0;
     double firstSeconds = 0;
+    // What it ran in this call, failure or not: the extent and the count.
+    std::int64_t ranFirst = 0, ranLast = 0, ranCount = 0;
   };
 
   double measuredSpeed(std::size_t pe) const;

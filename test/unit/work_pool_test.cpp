@@ -693,6 +693,46 @@ TEST(WorkPoolTest, InARegionTheCpuRunsItsQueueFromTheEnd) {
   }
 }
 
+TEST(WorkPoolTest, TheSplitACallEndedWithIncludesItsSteals) {
+  // A device planned [0, 64), the CPU [64, 128), run from the end: the
+  // device, done first, steals the CPU's start, next to its own rows, so
+  // the call ends split at another cut, which ranInOrder() gives.
+  PoolPe cpu = makePe(100, 1, false, true);
+  cpu.ownFromBack = true;
+  WorkPool pool(128, 8, {makePe(100, 1), cpu}, 1);
+  pool.queue(0, {0, 64});
+  pool.queue(1, {64, 128});
+  auto run = [&](std::size_t pe) {
+    const std::optional<Grant> grant = pool.next(pe);
+    EXPECT_TRUE(grant);
+    if (grant)
+      pool.done(pe, grant->range, 0.01);
+    return grant ? grant->range : Range{};
+  };
+  std::int64_t deviceAt = 0;
+  while (deviceAt < 64) { // its own queue, from the start
+    const Range own = run(0);
+    ASSERT_EQ(own.begin, deviceAt);
+    deviceAt = own.end;
+  }
+  EXPECT_FALSE(pool.ranInOrder()); // [64, 128) not run yet
+  EXPECT_EQ(run(1).end, 128);
+  const Range stolen = run(0);
+  EXPECT_EQ(stolen.begin, 64);
+  while (std::optional<Grant> grant = pool.next(1))
+    pool.done(1, grant->range, 0.01);
+  const std::optional<std::vector<Range>> split = pool.ranInOrder();
+  ASSERT_TRUE(split);
+  EXPECT_EQ(*split, (std::vector<Range>{{0, stolen.end}, {stolen.end, 128}}));
+
+  // A PE that ran two pieces with another's between them: no split.
+  WorkPool broken(30, 10, {makePe(100, 1), makePe(100, 1)});
+  broken.done(0, {0, 10}, 0.01);
+  broken.done(1, {10, 20}, 0.01);
+  broken.done(0, {20, 30}, 0.01);
+  EXPECT_FALSE(broken.ranInOrder());
+}
+
 TEST(WorkPoolTest, StealFollowsThiefOverThiefPlusVictim) {
   // Per-worker thief speed, whole-PE victim speed, on granule bounds.
   for (double thief : {50.0, 100.0, 400.0})
