@@ -4,17 +4,21 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The checks of LoopCheck (LoopCheck.h) on what an iteration writes in the
-// functions it calls, of the variables declared outside the loop:
+// What an iteration writes in the functions it calls, of the variables
+// declared outside the loop: the walk's following of calls (LoopWalk.h,
+// collectCallWrites, markCallWrites, firstUseOfParameter), and array-races'
+// part that reads it (checkCallWrites, LoopChecks.h), with the notes the
+// shared-writes and array-races checks add (noteCallWrite,
+// noteThreadPrivate):
 //
 //  - The calls into functions with visible bodies are followed as coverOut
 //    follows them (followableCallee), each pointer parameter the callee never
 //    assigns, and each non-const reference, bound to the variable its
 //    argument points into or names (`x`, `x - 1`, `&x[k]`, `&t`, `y` a
 //    pointer declared outside the loop). A write through one to a scalar is
-//    a write to it in the body (markCallWrites: SharingChecks.cpp's error,
+//    a write to it in the body (markCallWrites: shared-writes' error,
 //    with a note at the write); a write to an array at elements that are the
-//    same in every iteration is checkArrayRaces's race, at the call, with a
+//    same in every iteration is array-races' error, at the call, with a
 //    note at the write: the callee's values (walkValues) with its parameters
 //    varying where their arguments do, under conditions that do not vary,
 //    through calls that each iteration makes alike.
@@ -27,14 +31,14 @@
 //    or to a shared number, the same in every iteration: a warning (it may
 //    write through it).
 //
-// And, for PrivateChecks.cpp, whether a callee's first use of a parameter
+// And, for the private-reads check, whether a callee's first use of a parameter
 // writes the elements it points to (firstUseOfParameter). A little over 600
 // lines: the following of calls (binding parameters, frames, the callee's
 // values) is one mechanism that each of these checks reads.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Analysis/LoopCheck.h"
+#include "Analysis/LoopChecks.h"
 
 using namespace clang;
 
@@ -177,9 +181,9 @@ std::string calleeName(const FunctionDecl *Callee) {
 /// (or, Reference, a reference): the variable declared outside the loop
 /// that Arg points into or names, or that a parameter of Caller's function
 /// Arg passes on is bound to, or a global; nullopt for anything else.
-std::optional<LoopCheck::SharedFrame::Binding>
-LoopCheck::boundTarget(const Expr *Arg, const SharedFrame *Caller,
-                       bool Reference) const {
+std::optional<LoopWalk::SharedFrame::Binding>
+LoopWalk::boundTarget(const Expr *Arg, const SharedFrame *Caller,
+                      bool Reference) const {
   Reached R = Reference ? lvalueOf(Arg) : pointeeOf(Arg);
   if (!R.Var)
     return std::nullopt;
@@ -206,11 +210,11 @@ LoopCheck::boundTarget(const Expr *Arg, const SharedFrame *Caller,
 /// callee's body where fpm follows it (with the callee's values from
 /// Values, the caller's, where given), or, where it does not, the pointers
 /// to non-const it receives. BodyCall: the body's call that leads here.
-void LoopCheck::followShared(const CallExpr *Call, const SharedFrame *Caller,
-                             const IterationValues *Values,
-                             const CallExpr *BodyCall,
-                             std::deque<SharedFrame> &Frames,
-                             llvm::SmallVectorImpl<CallWrite> &Writes) {
+void LoopWalk::followShared(const CallExpr *Call, const SharedFrame *Caller,
+                            const IterationValues *Values,
+                            const CallExpr *BodyCall,
+                            std::deque<SharedFrame> &Frames,
+                            llvm::SmallVectorImpl<CallWrite> &Writes) {
   if (isNumericCall(Call) || isa<CXXOperatorCallExpr>(Call))
     return;
   unsigned Depth = Caller ? Caller->Depth + 1 : 1;
@@ -351,9 +355,9 @@ void LoopCheck::followShared(const CallExpr *Call, const SharedFrame *Caller,
 /// names itself, and each pointer to non-const into such a variable a call
 /// fpm does not follow receives. With BodyValues, an array's write says
 /// whether it is the same in every iteration.
-void LoopCheck::collectCallWrites(const IterationValues *BodyValues,
-                                  std::deque<SharedFrame> &Frames,
-                                  llvm::SmallVectorImpl<CallWrite> &Writes) {
+void LoopWalk::collectCallWrites(const IterationValues *BodyValues,
+                                 std::deque<SharedFrame> &Frames,
+                                 llvm::SmallVectorImpl<CallWrite> &Writes) {
   llvm::SmallVector<const Stmt *, 64> Work{For.getBody()};
   while (!Work.empty()) {
     const Stmt *S = Work.pop_back_val();
@@ -369,9 +373,9 @@ void LoopCheck::collectCallWrites(const IterationValues *BodyValues,
 
 /// A variable that is not an array, declared outside the loop, that a
 /// callee writes through the body's argument (`put(&t, v)`): the body's
-/// use of it in the argument becomes a write, which checkSharedWrites
+/// use of it in the argument becomes a write, which shared-writes
 /// reports (noteCallWrite adds where the callee writes it).
-void LoopCheck::markCallWrites() {
+void LoopWalk::markCallWrites() {
   std::deque<SharedFrame> Frames;
   collectCallWrites(nullptr, Frames, CallWrites);
   for (const CallWrite &W : CallWrites) {
@@ -386,23 +390,23 @@ void LoopCheck::markCallWrites() {
 
 /// After an error about VD, a scalar a callee writes through the body's
 /// argument: where it does.
-void LoopCheck::noteCallWrite(const VarDecl *VD) {
-  for (const CallWrite &W : CallWrites)
+void noteCallWrite(const LoopWalk &Walk, const VarDecl *VD) {
+  for (const LoopWalk::CallWrite &W : Walk.CallWrites)
     if (W.Var == VD && W.At && W.Arg && !W.OnlyReads &&
         !writesElements(W.Var, W.Storage)) {
-      report(Diags, W.At->getExprLoc(), Level::Note,
+      report(Walk.Diags, W.At->getExprLoc(), Level::Note,
              "'%0' is written here, in %1, through the argument '%2'")
-          << VD->getName() << calleeName(W.Callee) << text(W.Arg);
+          << VD->getName() << calleeName(W.Callee) << Walk.text(W.Arg);
       return;
     }
 }
 
 /// After a diagnostic about VD: where the file declares it `#pragma omp
 /// threadprivate`, which a loop converted from OpenMP no longer honours.
-void LoopCheck::noteThreadPrivate(const VarDecl *VD) {
-  for (const OmpThreadPrivate &T : ThreadPrivates)
+void noteThreadPrivate(const LoopWalk &Walk, const VarDecl *VD) {
+  for (const OmpThreadPrivate &T : Walk.ThreadPrivates)
     if (T.Var == VD->getCanonicalDecl()) {
-      report(Diags, T.Pragma, Level::Note,
+      report(Walk.Diags, T.Pragma, Level::Note,
              "'%0' is declared 'threadprivate' here: OpenMP gave each thread "
              "a copy of its own, but fpm shares one '%0' between all the "
              "iterations of a partitioned loop unless it is listed in "
@@ -421,30 +425,30 @@ void LoopCheck::noteThreadPrivate(const VarDecl *VD) {
 /// unless Reported already); a pointer to non-const into a shared array or
 /// number, the same in every iteration, that a call fpm does not follow
 /// receives (warning). Once per variable.
-bool LoopCheck::checkCallWrites(
-    const IterationValues &Values,
-    const llvm::SmallSetVector<const VarDecl *, 4> &Priv,
-    llvm::DenseSet<const VarDecl *> &Reported) {
-  std::deque<SharedFrame> Frames;
-  llvm::SmallVector<CallWrite, 8> Writes;
-  collectCallWrites(&Values, Frames, Writes);
+bool checkCallWrites(LoopWalk &Walk, const LoopWalk::IterationValues &Values,
+                     llvm::DenseSet<const VarDecl *> &Reported) {
+  const llvm::SmallSetVector<const VarDecl *, 4> &Priv = Walk.Private;
+  std::deque<LoopWalk::SharedFrame> Frames;
+  llvm::SmallVector<LoopWalk::CallWrite, 8> Writes;
+  Walk.collectCallWrites(&Values, Frames, Writes);
   bool CallsOk = true;
   llvm::DenseSet<const VarDecl *> Done;
-  for (const CallWrite &W : Writes) {
+  for (const LoopWalk::CallWrite &W : Writes) {
     const VarDecl *VD = W.Var;
-    if (VD == Var || Done.count(VD) || Reported.count(VD))
+    if (VD == Walk.Var || Done.count(VD) || Reported.count(VD))
       continue;
     bool Elements = writesElements(VD, W.Storage);
-    bool Own = Priv.count(VD) || ReductionVars.count(VD);
+    bool Own = Priv.count(VD) || Walk.Reduced.count(VD);
     std::string Callee = calleeName(W.Callee);
     auto Declared = [&] {
-      report(Diags, VD->getLocation(), Level::Note, "'%0' is declared here")
+      report(Walk.Diags, VD->getLocation(), Level::Note,
+             "'%0' is declared here")
           << VD->getName();
-      noteThreadPrivate(VD);
+      noteThreadPrivate(Walk, VD);
     };
     auto WrittenHere = [&] {
-      report(Diags, W.At->getExprLoc(), Level::Note, "%0 writes '%1' here")
-          << Callee << text(W.At);
+      report(Walk.Diags, W.At->getExprLoc(), Level::Note, "%0 writes '%1' here")
+          << Callee << Walk.text(W.At);
     };
     if (!W.Arg) {
       // A global a callee names itself (not one it passes to a function
@@ -452,23 +456,24 @@ bool LoopCheck::checkCallWrites(
       if (!W.At)
         continue;
       if (Own) {
-        report(Diags, W.Call->getExprLoc(), Level::Error,
+        report(Walk.Diags, W.Call->getExprLoc(), Level::Error,
                "'%0' is %select{private|a reduction variable}1 in the "
                "partitioned loop, but %2, which the loop calls, names the "
                "global '%0' itself and so %select{reads|writes}3 the one "
                "every iteration shares, not the %select{iteration's copy|"
                "chunk's accumulator}1; pass '%0' to %2 as an argument")
             << VD->getName() << !Priv.count(VD) << Callee << !W.OnlyReads;
-        report(Diags, W.At->getExprLoc(), Level::Note, "%0 names '%1' here")
+        report(Walk.Diags, W.At->getExprLoc(), Level::Note,
+               "%0 names '%1' here")
             << Callee << VD->getName();
-        noteThreadPrivate(VD);
+        noteThreadPrivate(Walk, VD);
       } else if (W.OnlyReads || Own ||
-                 llvm::any_of(Accesses, [&](const Access &A) {
+                 llvm::any_of(Walk.Accesses, [&](const Access &A) {
                    return A.Var == VD && A.Writes;
                  })) {
         continue; // read, or reported with the body's own writes
       } else if (!Elements) {
-        report(Diags, W.Call->getExprLoc(), Level::Error,
+        report(Walk.Diags, W.Call->getExprLoc(), Level::Error,
                "'%0' is declared outside the partitioned loop and written by "
                "%1, which the loop calls: a loop-carried dependence or a "
                "race; neither 'private(...)' nor 'reduction(...)' reaches a "
@@ -478,7 +483,7 @@ bool LoopCheck::checkCallWrites(
         WrittenHere();
         Declared();
       } else if (W.Same) {
-        report(Diags, W.Call->getExprLoc(), Level::Error,
+        report(Walk.Diags, W.Call->getExprLoc(), Level::Error,
                "'%0' is declared outside the partitioned loop and every "
                "iteration writes the same elements of it in %1, which the "
                "loop calls: the subscripts of '%2' use neither the loop "
@@ -486,7 +491,8 @@ bool LoopCheck::checkCallWrites(
                "('private(...)' does not reach a global that a called "
                "function names itself: pass each iteration's own scratch "
                "array to %1 as an argument)")
-            << VD->getName() << Callee << text(W.At) << Var->getName();
+            << VD->getName() << Callee << Walk.text(W.At)
+            << Walk.Var->getName();
         WrittenHere();
         Declared();
         Reported.insert(VD);
@@ -505,23 +511,25 @@ bool LoopCheck::checkCallWrites(
       continue;
     if (W.At && Elements) {
       if (W.Storage)
-        report(Diags, W.Arg->getBeginLoc(), Level::Error,
+        report(Walk.Diags, W.Arg->getBeginLoc(), Level::Error,
                "'%0' is declared outside the partitioned loop and every "
                "iteration writes the same elements of it in %1, which the "
                "loop passes it to: the subscripts of '%2' there use neither "
                "the loop variable '%3' nor a value computed from it; a race "
                "(list '%0' in 'private(...)' if each iteration uses it as its "
                "own scratch)")
-            << VD->getName() << Callee << text(W.At) << Var->getName();
+            << VD->getName() << Callee << Walk.text(W.At)
+            << Walk.Var->getName();
       else
-        report(Diags, W.Arg->getBeginLoc(), Level::Error,
+        report(Walk.Diags, W.Arg->getBeginLoc(), Level::Error,
                "every iteration writes the same elements through '%0', "
                "declared outside the partitioned loop, in %1, which the loop "
                "passes it to: the subscripts of '%2' there use neither the "
                "loop variable '%3' nor a value computed from it; a race "
                "(give each iteration elements of its own, or a scratch array "
                "declared in the loop)")
-            << VD->getName() << Callee << text(W.At) << Var->getName();
+            << VD->getName() << Callee << Walk.text(W.At)
+            << Walk.Var->getName();
       WrittenHere();
       Declared();
       Reported.insert(VD);
@@ -536,22 +544,22 @@ bool LoopCheck::checkCallWrites(
     if (W.At || !W.Storage)
       continue;
     QualType T = VD->getType().getNonReferenceType();
-    while (const ArrayType *AT = Ctx.getAsArrayType(T))
+    while (const ArrayType *AT = Walk.Ctx.getAsArrayType(T))
       T = AT->getElementType();
     if (!(T->isArithmeticType() || (Elements && T->isPointerType())) ||
         T->isAtomicType())
       continue;
     if (Elements)
-      report(Diags, W.Arg->getBeginLoc(), Level::Warning,
+      report(Walk.Diags, W.Arg->getBeginLoc(), Level::Warning,
              "'%0' is declared outside the partitioned loop and passed to "
              "%1, which fpm does not follow, as a pointer to elements it may "
              "write: if it does, every iteration writes the same elements of "
              "'%0' (the argument '%2' does not depend on the iteration), a "
              "race; list '%0' in 'private(...)' if each iteration uses it as "
              "its own scratch")
-          << VD->getName() << Callee << text(W.Arg);
+          << VD->getName() << Callee << Walk.text(W.Arg);
     else
-      report(Diags, W.Arg->getBeginLoc(), Level::Warning,
+      report(Walk.Diags, W.Arg->getBeginLoc(), Level::Warning,
              "'%0' is declared outside the partitioned loop and its address "
              "goes to %1, which fpm does not follow: if it writes '%0', the "
              "iterations race on it; list '%0' in 'private(...)' if each "
@@ -569,10 +577,10 @@ bool LoopCheck::checkCallWrites(
 /// one (ReadAt: `p[k]`, `p[k] += ...`), passes P to a function whose first
 /// use writes or reads; Unused if it never names P; Unknown for anything
 /// else (P escapes, a function fpm does not follow).
-LoopCheck::FirstUse LoopCheck::firstUseOfParameter(const FunctionDecl *Def,
-                                                   const VarDecl *P,
-                                                   unsigned Depth,
-                                                   const Expr *&ReadAt) {
+LoopWalk::FirstUse LoopWalk::firstUseOfParameter(const FunctionDecl *Def,
+                                                 const VarDecl *P,
+                                                 unsigned Depth,
+                                                 const Expr *&ReadAt) {
   std::function<const DeclRefExpr *(const Stmt *)> First =
       [&](const Stmt *S) -> const DeclRefExpr * {
     if (!S || isa<LambdaExpr, BlockExpr, UnaryExprOrTypeTraitExpr>(S))

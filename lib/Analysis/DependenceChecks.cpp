@@ -4,78 +4,34 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The check of LoopCheck (LoopCheck.h) for an array written at one element
+// The dependences check (LoopChecks.h): an array written at one element
 // and read at another that a later or an earlier iteration writes (warning,
 // once per array and loop), from the subscripts' relation to the loop
-// variable (IntPoly.h).
+// variable (IntPoly.h; the walk's iterationLeaf, IterationValues.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#include "Analysis/LoopCheck.h"
+#include "Analysis/LoopChecks.h"
 
 using namespace clang;
 
 namespace fpm::detail {
 
-/// What VD stands for in an index evaluated at At, as bodyLeaf says (the
-/// loop variable, constants, invariants, inner loops' variables recorded in
-/// Inner, locals of the body initialized once), or a local or private
-/// variable computed once in the iteration from these: `j = i + d;` as a
-/// statement of the body's top level before At, j written nowhere else.
-std::optional<IntPoly> LoopCheck::iterationLeaf(const VarDecl *VD,
-                                                const Stmt *At,
-                                                InnerLoops *Inner,
-                                                unsigned Depth) {
-  if (std::optional<IntPoly> P = bodyLeaf(VD, At, Inner, 0))
-    return P;
-  if (Depth >= 8 || !isPlainInteger(VD))
-    return std::nullopt;
-  // One plain assignment, a statement of the body's top level before At;
-  // every other use of VD in the body reads it.
-  const BinaryOperator *Def = nullptr;
-  for (const Access &A : Accesses) {
-    if (A.Var != VD || !A.Writes)
-      continue;
-    const auto *BO = dyn_cast_or_null<BinaryOperator>(parentOf(A.At));
-    if (Def || A.Reads || !BO || BO->getOpcode() != BO_Assign ||
-        BO->getLHS() != A.At || parentOf(BO) != For.getBody() ||
-        !SM.isBeforeInTranslationUnit(SM.getExpansionLoc(BO->getEndLoc()),
-                                      SM.getExpansionLoc(At->getBeginLoc())))
-      return std::nullopt;
-    Def = BO;
-  }
-  if (!Def)
-    return std::nullopt;
-  llvm::SmallVector<const Stmt *, 32> Work{For.getBody()};
-  while (!Work.empty()) {
-    const Stmt *S = Work.pop_back_val();
-    if (!S)
-      continue;
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(S);
-        DRE && DRE->getDecl() == VD && DRE != Def->getLHS() && !readsValue(DRE))
-      return std::nullopt;
-    llvm::append_range(Work, S->children());
-  }
-  return intPolyFromExpr(Def->getRHS(), Ctx, [&](const VarDecl *W) {
-    return iterationLeaf(W, At, Inner, Depth + 1);
-  });
-}
-
 /// An index as a polynomial over the loop variable, invariant variables,
 /// the induction variables of the inner loops around At (each iteration's
 /// own: they stay symbols) and the variables computed from these once in
 /// the iteration (iterationLeaf); else `i +/- c` as written.
-std::optional<IntPoly> LoopCheck::dependencePoly(const Expr *Index,
-                                                 const Stmt *At) {
-  InnerLoops Inner;
+static std::optional<IntPoly> dependencePoly(LoopWalk &Walk, const Expr *Index,
+                                             const Stmt *At) {
+  LoopWalk::InnerLoops Inner;
   std::optional<IntPoly> P =
-      intPolyFromExpr(Index, Ctx, [&](const VarDecl *VD) {
-        return iterationLeaf(VD, At, &Inner, 0);
+      intPolyFromExpr(Index, Walk.Ctx, [&](const VarDecl *VD) {
+        return Walk.iterationLeaf(VD, At, &Inner, 0);
       });
   if (!P)
-    if (std::optional<int64_t> Offset = loopOffset(Ctx, Index, Var))
+    if (std::optional<int64_t> Offset = loopOffset(Walk.Ctx, Index, Walk.Var))
       if (std::optional<IntPoly> C = IntPoly::constant(*Offset))
-        P = IntPoly::variable(Var).plus(*C);
+        P = IntPoly::variable(Walk.Var).plus(*C);
   if (!P)
     return std::nullopt;
   // An inner loop's variable takes other values in the other access.
@@ -93,9 +49,10 @@ std::optional<IntPoly> LoopCheck::dependencePoly(const Expr *Index,
 /// nothing (an inner loop's variable, another coefficient) leaves the
 /// others to decide. Dimensions that ask for different distances, or for
 /// the same iteration, mean no dependence. Once per array.
-void LoopCheck::reportDependences() {
+CheckResult DependencesCheck::run(CheckContext &Context) {
+  LoopWalk &Walk = Context.Walk;
   std::optional<int64_t> Step = 1;
-  if (const Expr *Inc = For.getInc())
+  if (const Expr *Inc = Walk.For.getInc())
     if (auto Bin = asBinary(Inc)) {
       const Expr *S = Bin->RHS;
       if (Bin->Op == BO_Assign)
@@ -103,7 +60,7 @@ void LoopCheck::reportDependences() {
           S = Sum->RHS;
       Expr::EvalResult R;
       Step.reset();
-      if (!S->isValueDependent() && S->EvaluateAsInt(R, Ctx) &&
+      if (!S->isValueDependent() && S->EvaluateAsInt(R, Walk.Ctx) &&
           R.Val.getInt().isRepresentableByInt64() &&
           R.Val.getInt().getExtValue() != 0)
         Step = R.Val.getInt().getExtValue();
@@ -116,11 +73,11 @@ void LoopCheck::reportDependences() {
     constexpr int64_t Never = INT64_MIN;
     std::optional<int64_t> D;
     for (size_t P = 0; P < W.Indices.size(); ++P) {
-      std::optional<IntPoly> PW = dependencePoly(W.Indices[P], W.At);
-      std::optional<IntPoly> PR = dependencePoly(R.Indices[P], R.At);
+      std::optional<IntPoly> PW = dependencePoly(Walk, W.Indices[P], W.At);
+      std::optional<IntPoly> PR = dependencePoly(Walk, R.Indices[P], R.At);
       if (!PW || !PR)
         continue;
-      auto SW = PW->splitLinear(Var), SR = PR->splitLinear(Var);
+      auto SW = PW->splitLinear(Walk.Var), SR = PR->splitLinear(Walk.Var);
       if (!SW || !SR || SW->second != SR->second)
         continue;
       std::optional<IntPoly> Diff = SR->first.minus(SW->first);
@@ -142,26 +99,28 @@ void LoopCheck::reportDependences() {
     return D;
   };
   llvm::DenseSet<const VarDecl *> Warned;
-  for (const Subscript &R : Subscripts) {
+  for (const Subscript &R : Walk.Subscripts) {
     if ((R.IsWrite && !R.AlsoReads) || Warned.count(R.Root))
       continue;
-    for (const Subscript &W : Subscripts) {
+    for (const Subscript &W : Walk.Subscripts) {
       if (!W.IsWrite || &W == &R || W.Root != R.Root ||
           W.Indices.size() != R.Indices.size())
         continue;
       std::optional<int64_t> D = Distance(W, R);
       if (!D || *D == 0 || *D == INT64_MIN)
         continue;
-      report(Diags, R.At->getExprLoc(), Level::Warning,
+      report(Walk.Diags, R.At->getExprLoc(), Level::Warning,
              "'%0' is written at '%1' and read at '%2' in the partitioned "
              "loop: likely a loop-carried dependence")
-          << W.Root->getName() << text(W.At) << text(R.At);
-      report(Diags, W.At->getExprLoc(), Level::Note, "'%0' is written here")
-          << text(W.At);
+          << W.Root->getName() << Walk.text(W.At) << Walk.text(R.At);
+      report(Walk.Diags, W.At->getExprLoc(), Level::Note,
+             "'%0' is written here")
+          << Walk.text(W.At);
       Warned.insert(R.Root);
       break;
     }
   }
+  return CheckResult::Pass;
 }
 
 } // namespace fpm::detail

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// LoopCheck's derivation of in/out/inout sections for a loop whose pragma has
+// LoopWalk's derivation of in/out/inout sections for a loop whose pragma has
 // none (deriveDataClauses, LoopChecker.h): from the walk's record of the
 // body's subscripts, each index read as an IntPoly over the loop variable,
 // invariants and inner loops' variables, whose ranges (unitRange) give the
@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Analysis/LoopCheck.h"
+#include "Analysis/LoopWalk.h"
 
 #include "clang/Basic/CharInfo.h"
 #include "llvm/ADT/StringExtras.h"
@@ -268,7 +268,7 @@ DerivedSection derivedSection(StringRef Clause, StringRef Array,
 
 } // namespace
 
-LoopCheck::ElementUse LoopCheck::elementUse(const Subscript &S) const {
+LoopWalk::ElementUse LoopWalk::elementUse(const Subscript &S) const {
   if (S.InLambda || !S.RootRef || S.Indices.empty() ||
       S.At->isInstantiationDependent())
     return ElementUse::Unknown;
@@ -324,7 +324,7 @@ LoopCheck::ElementUse LoopCheck::elementUse(const Subscript &S) const {
 /// or a row of one, `f(lhs[i][j])` or `f(a)` with `void f(double b[5][5])`):
 /// it reaches that block only, and may write it unless it takes it as
 /// const. Unknown where E is not a call's argument.
-LoopCheck::ElementUse LoopCheck::passedBlock(const Expr *E) const {
+LoopWalk::ElementUse LoopWalk::passedBlock(const Expr *E) const {
   const Stmt *P = parentOf(E);
   while (isa_and_nonnull<ParenExpr>(P))
     P = parentOf(P);
@@ -364,7 +364,7 @@ LoopCheck::ElementUse LoopCheck::passedBlock(const Expr *E) const {
 /// range that makes it least or greatest. nullopt where the index is not
 /// affine in an inner loop's variable, or that loop's range is unknown.
 std::optional<std::pair<IntPoly, IntPoly>>
-LoopCheck::indexBounds(const Subscript &S, size_t D) {
+LoopWalk::indexBounds(const Subscript &S, size_t D) {
   InnerLoops Inner;
   std::optional<IntPoly> P =
       intPolyFromExpr(S.Indices[D], Ctx, [&](const VarDecl *VD) {
@@ -409,10 +409,7 @@ LoopCheck::indexBounds(const Subscript &S, size_t D) {
   return std::pair{std::move(Lo), std::move(Hi)};
 }
 
-DerivedClauses LoopCheck::deriveClauses(const VarDecl &LoopVar) {
-  Quiet = true;
-  Var = &LoopVar;
-  walk(For.getBody());
+DerivedClauses LoopWalk::deriveClauses() {
   DerivedClauses Result;
   auto Fail = [&](SourceLocation Loc, std::string Why) {
     Result.Loc = Loc;
@@ -720,7 +717,10 @@ std::string DerivedClauses::text() const {
 DerivedClauses deriveDataClauses(ASTContext &Ctx, const PartitionPragma &Pragma,
                                  const FunctionDecl &Fn, const ForStmt &For,
                                  const VarDecl &Var) {
-  return detail::LoopCheck(Ctx, Pragma, Fn, For).deriveClauses(Var);
+  detail::LoopWalk Walk(Ctx, Pragma, Fn, For);
+  Walk.Var = &Var;
+  Walk.recordBody();
+  return Walk.deriveClauses();
 }
 
 } // namespace fpm

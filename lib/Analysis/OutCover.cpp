@@ -4,14 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// LoopCheck::coverOut (LoopCheck.h): whether each iteration of a partitioned
-// loop writes every element of an `out` section. A device copies an `out`
-// section back whole without copying it in first: an element an iteration
-// does not write comes back as whatever the device's buffer held. A generated
-// kernel gets an out array as OUT only where this proves that each iteration
-// writes all of its section, and as INOUT elsewhere (Offload.cpp); a wrong
-// proof is a wrong answer, a missing one only a copy, so anything it does not
-// understand proves nothing.
+// LoopWalk::coverOut (LoopWalk.h), a reader of the walk's record: whether each
+// iteration of a partitioned loop writes every element of an `out` section. A
+// device copies an `out` section back whole without copying it in first: an
+// element an iteration does not write comes back as whatever the device's
+// buffer held. A generated kernel gets an out array as OUT only where this
+// proves that each iteration writes all of its section, and as INOUT elsewhere
+// (Offload.cpp); a wrong proof is a wrong answer, a missing one only a copy, so
+// anything it does not understand proves nothing.
 //
 // The proof collects the plain assignments `p[e] = ...` through which an
 // iteration writes the array: in the body, and in the functions it calls
@@ -27,7 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Analysis/LoopCheck.h"
+#include "Analysis/LoopWalk.h"
 
 using namespace clang;
 
@@ -82,8 +82,8 @@ std::string listed(llvm::ArrayRef<std::string> Items) {
 } // namespace
 
 /// A + B (A - B with Negate), with the inner loops of both.
-std::optional<LoopCheck::LoopPoly>
-LoopCheck::sumOf(LoopPoly A, const LoopPoly &B, bool Negate) {
+std::optional<LoopWalk::LoopPoly> LoopWalk::sumOf(LoopPoly A, const LoopPoly &B,
+                                                  bool Negate) {
   std::optional<IntPoly> Sum = Negate ? A.P.minus(B.P) : A.P.plus(B.P);
   if (!Sum)
     return std::nullopt;
@@ -99,9 +99,9 @@ LoopCheck::sumOf(LoopPoly A, const LoopPoly &B, bool Negate) {
 /// Length, so each element x of [0, Length) lies between two consecutive
 /// points p <= x < q, and the piece between them, [Start, q) with Start <=
 /// p, is not empty there and so written whole.
-bool LoopCheck::chains(ArrayRef<Piece> Pieces, const IntPoly &From,
-                       const IntPoly &Length, llvm::SmallVectorImpl<bool> &Used,
-                       unsigned &Budget) {
+bool LoopWalk::chains(ArrayRef<Piece> Pieces, const IntPoly &From,
+                      const IntPoly &Length, llvm::SmallVectorImpl<bool> &Used,
+                      unsigned &Budget) {
   if (From == Length)
     return true;
   for (size_t I = 0; I < Pieces.size(); ++I) {
@@ -129,10 +129,10 @@ bool LoopCheck::chains(ArrayRef<Piece> Pieces, const IntPoly &From,
 /// (recorded in Inner; none where Inner is null, and then no argument that
 /// names one either), a local of the function assigned only by its
 /// initializer what it was initialized to.
-std::optional<IntPoly> LoopCheck::frameLeaf(const VarDecl *VD,
-                                            const Stmt *Context,
-                                            const CallFrame *F,
-                                            InnerLoops *Inner, unsigned Depth) {
+std::optional<IntPoly> LoopWalk::frameLeaf(const VarDecl *VD,
+                                           const Stmt *Context,
+                                           const CallFrame *F,
+                                           InnerLoops *Inner, unsigned Depth) {
   if (!F)
     return bodyLeaf(VD, Context, Inner, Depth);
   if (std::optional<int64_t> C = constantValue(VD))
@@ -164,8 +164,8 @@ std::optional<IntPoly> LoopCheck::frameLeaf(const VarDecl *VD,
 
 /// E, an integer expression of F's function evaluated at Context, as a
 /// polynomial of the loop's terms and inner loops' variables.
-std::optional<LoopCheck::LoopPoly>
-LoopCheck::framePoly(const Expr *E, const CallFrame *F, const Stmt *Context) {
+std::optional<LoopWalk::LoopPoly>
+LoopWalk::framePoly(const Expr *E, const CallFrame *F, const Stmt *Context) {
   LoopPoly Result;
   std::optional<IntPoly> P = intPolyFromExpr(E, Ctx, [&](const VarDecl *VD) {
     return frameLeaf(VD, Context, F, &Result.Inner, 0);
@@ -181,10 +181,10 @@ LoopCheck::framePoly(const Expr *E, const CallFrame *F, const Stmt *Context) {
 /// a parameter bound into it, `q + k`, `k + q`, `q - k` or `&q[k]` of such
 /// a q, through conversions that keep the element type (qualifiers, an
 /// array's decay): an element of another type would count in other units.
-std::optional<LoopCheck::LoopPoly> LoopCheck::pointerInto(const Expr *E,
-                                                          const CallFrame *F,
-                                                          const VarDecl *Array,
-                                                          const Stmt *Context) {
+std::optional<LoopWalk::LoopPoly> LoopWalk::pointerInto(const Expr *E,
+                                                        const CallFrame *F,
+                                                        const VarDecl *Array,
+                                                        const Stmt *Context) {
   E = E->IgnoreParens();
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
     const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
@@ -237,7 +237,7 @@ std::optional<LoopCheck::LoopPoly> LoopCheck::pointerInto(const Expr *E,
 
 /// Each call of Def runs its body to the end or to a `return` that is its
 /// last statement: nothing before can leave it (runsThrough).
-bool LoopCheck::runsToEnd(const FunctionDecl *Def) const {
+bool LoopWalk::runsToEnd(const FunctionDecl *Def) const {
   const auto *Body = dyn_cast_or_null<CompoundStmt>(Def->getBody());
   if (!Body)
     return false;
@@ -255,9 +255,9 @@ bool LoopCheck::runsToEnd(const FunctionDecl *Def) const {
 /// to what fpm understands of the arguments; nothing if fpm does not follow
 /// the callee (followableCallee), or passes no pointer into Array. A
 /// parameter the callee writes is bound to nothing.
-void LoopCheck::followCall(const CallExpr *Call, const CallFrame *F,
-                           const VarDecl *Array, std::deque<CallFrame> &Frames,
-                           llvm::SmallVectorImpl<WriteSite> &Sites) {
+void LoopWalk::followCall(const CallExpr *Call, const CallFrame *F,
+                          const VarDecl *Array, std::deque<CallFrame> &Frames,
+                          llvm::SmallVectorImpl<WriteSite> &Sites) {
   unsigned Depth = F ? F->Depth + 1 : 1;
   const FunctionDecl *Def = followableCallee(Call, Depth);
   if (!Def || Frames.size() >= MaxFrames)
@@ -299,10 +299,10 @@ void LoopCheck::followCall(const CallExpr *Call, const CallFrame *F,
 /// (the loop's body where F is null), and in the functions it calls, in
 /// the order they are written; not in a lambda or a block, which may run at
 /// any time or never.
-void LoopCheck::collectWrites(const Stmt *Root, const CallFrame *F,
-                              const VarDecl *Array,
-                              std::deque<CallFrame> &Frames,
-                              llvm::SmallVectorImpl<WriteSite> &Sites) {
+void LoopWalk::collectWrites(const Stmt *Root, const CallFrame *F,
+                             const VarDecl *Array,
+                             std::deque<CallFrame> &Frames,
+                             llvm::SmallVectorImpl<WriteSite> &Sites) {
   llvm::SmallVector<const Stmt *, 64> Work{Root};
   while (!Work.empty() && Sites.size() < MaxSites) {
     const Stmt *S = Work.pop_back_val();
@@ -341,9 +341,9 @@ void LoopCheck::collectWrites(const Stmt *Root, const CallFrame *F,
 /// bounds stay the same through the iteration (unitRange), and the call of
 /// its function runs on every iteration in turn.
 std::optional<std::string>
-LoopCheck::whyNotEachRun(const Stmt *S, const CallFrame *F,
-                         const std::string &What,
-                         llvm::SmallVectorImpl<InnerRange> &Ranges) {
+LoopWalk::whyNotEachRun(const Stmt *S, const CallFrame *F,
+                        const std::string &What,
+                        llvm::SmallVectorImpl<InnerRange> &Ranges) {
   const Stmt *Inner = S;
   for (const Stmt *Loop : enclosingLoops(S)) {
     const auto *L = dyn_cast<ForStmt>(Loop);
@@ -393,11 +393,11 @@ LoopCheck::whyNotEachRun(const Stmt *S, const CallFrame *F,
 /// constants). One loop may also run backwards (c = -1). A loop whose
 /// variable S does not use must run a constant number of times, at least
 /// once.
-std::optional<LoopCheck::Piece> LoopCheck::pieceOf(const WriteSite &S,
-                                                   const std::string &Where,
-                                                   ArrayRef<InnerRange> Ranges,
-                                                   const IntPoly &Lower,
-                                                   std::string &Why) {
+std::optional<LoopWalk::Piece> LoopWalk::pieceOf(const WriteSite &S,
+                                                 const std::string &Where,
+                                                 ArrayRef<InnerRange> Ranges,
+                                                 const IntPoly &Lower,
+                                                 std::string &Why) {
   std::string What = "the assignment to " + Where;
   std::optional<IntPoly> Offset =
       S.Element ? S.Element->P.minus(Lower) : std::nullopt;
@@ -508,7 +508,7 @@ std::optional<LoopCheck::Piece> LoopCheck::pieceOf(const WriteSite &S,
 /// piece of the section (pieceOf), and the pieces chain from its element 0
 /// to its length (chains). Otherwise why not, for the remark: what the
 /// pieces write, else the reason of the assignment that came closest.
-OutCover LoopCheck::coverSection(const DataSection &Section) {
+OutCover LoopWalk::coverSection(const DataSection &Section) {
   OutCover Cover;
   if (Section.Dims != 1) {
     Cover.Why = "it has several dimensions";
@@ -603,10 +603,7 @@ OutCover LoopCheck::coverSection(const DataSection &Section) {
   return Cover;
 }
 
-llvm::SmallVector<OutCover, 2> LoopCheck::coverOut(const VarDecl &LoopVar) {
-  Quiet = true;
-  Var = &LoopVar;
-  walk(For.getBody());
+llvm::SmallVector<OutCover, 2> LoopWalk::coverOut() {
   llvm::SmallVector<OutCover, 2> Covers;
   for (const DataSection &Section : Pragma.Out)
     Covers.push_back(coverSection(Section));

@@ -7,9 +7,11 @@
 // Over 600 lines because the must-be-assigned dataflow, its struct members
 // and its arrays are one analysis that every warning here reads.
 //
-// The checks of LoopCheck (LoopCheck.h) on the variables each iteration has
-// a copy of (docs/pragma.md, "Variables"): the copy holds nothing when an
-// iteration starts (it is the chunk's, and holds what the chunk's previous
+// The checks private-reads and private-after-loop (LoopChecks.h), and the
+// walk's readers they read (LoopWalk.h: useOf; readAfterLoop, which
+// shared-writes reads too), on the variables each iteration has a copy of
+// (docs/pragma.md, "Variables"): the copy holds nothing when an iteration
+// starts (it is the chunk's, and holds what the chunk's previous
 // iteration left: a value that depends on the split), and is lost when the
 // loop ends, where the variable keeps its value from before the loop.
 //
@@ -26,9 +28,9 @@
 //  - A private variable of the clause that the body writes and the code
 //    after the loop reads before it writes it (a warning): that code sees
 //    the value from before the loop, not the serial loop's; with a flag's
-//    shape (SharingChecks.cpp, finalValueReduction) a reduction gives it.
+//    shape (SharedScalars.cpp, finalValueReduction) a reduction gives it.
 //    readAfterLoop, a search of the function's CFG from the loop's exit,
-//    also tells SharingChecks.cpp not to suggest `private` for a shared
+//    also tells shared-writes not to suggest `private` for a shared
 //    scalar the code after the loop reads.
 //
 // Both read one CFG of the loop and its dataflow, which is why they share a
@@ -43,7 +45,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Analysis/LoopCheck.h"
+#include "Analysis/LoopChecks.h"
 
 #include "clang/Analysis/CFG.h"
 #include "llvm/ADT/BitVector.h"
@@ -140,9 +142,9 @@ bool bindsConstReference(const ParmVarDecl *P) {
 /// read it first), or neither (`(void)x`). Path gets the members selected,
 /// outermost first: `d.a.b = 1` assigns the path (a, b) of d; an element of
 /// an array member, `d.v[k]`, counts as the member (v).
-LoopCheck::VarUse
-LoopCheck::useOf(const DeclRefExpr *DRE,
-                 llvm::SmallVectorImpl<const FieldDecl *> &Path) const {
+LoopWalk::VarUse
+LoopWalk::useOf(const DeclRefExpr *DRE,
+                llvm::SmallVectorImpl<const FieldDecl *> &Path) const {
   const Stmt *Cur = DRE;
   const Stmt *P = parentOf(Cur);
   auto Up = [&] {
@@ -237,8 +239,8 @@ LoopCheck::useOf(const DeclRefExpr *DRE,
 
 /// The first use, in the walk's order, in the body of Lambda of the
 /// variable Capture (one of its captures) names; null if none.
-const DeclRefExpr *LoopCheck::useInLambda(const LambdaExpr *Lambda,
-                                          const DeclRefExpr *Capture) const {
+const DeclRefExpr *LoopWalk::useInLambda(const LambdaExpr *Lambda,
+                                         const DeclRefExpr *Capture) const {
   SourceRange Body = Lambda->getBody()->getSourceRange();
   for (const Access &A : Accesses)
     if (A.Var == Capture->getDecl() && A.At != Capture &&
@@ -255,10 +257,10 @@ const DeclRefExpr *LoopCheck::useInLambda(const LambdaExpr *Lambda,
 /// A function fpm does not follow, or any other use of the array's address,
 /// ends the search without a warning: it may write the elements; `sizeof`,
 /// and a function that never names its parameter, are no use.
-void LoopCheck::checkPrivateArrayRead(
-    const VarDecl *VD,
+static void checkPrivateArrayRead(
+    LoopWalk &W, const VarDecl *VD,
     llvm::function_ref<void(const VarDecl *, const Expr *)> Warn) {
-  for (const Access &A : Accesses) {
+  for (const Access &A : W.Accesses) {
     const auto *DRE = dyn_cast<DeclRefExpr>(A.At);
     if (A.Var != VD || !DRE)
       continue;
@@ -267,7 +269,7 @@ void LoopCheck::checkPrivateArrayRead(
     const Stmt *Cur = DRE;
     const Subscript *Sub = nullptr;
     bool Address = false;
-    while (const Stmt *Up = parentOf(Cur)) {
+    while (const Stmt *Up = W.parentOf(Cur)) {
       const auto *Cast = dyn_cast<ImplicitCastExpr>(Up);
       const auto *ASE = dyn_cast<ArraySubscriptExpr>(Up);
       const auto *UO = dyn_cast<UnaryOperator>(Up);
@@ -279,8 +281,8 @@ void LoopCheck::checkPrivateArrayRead(
       } else if (ASE && ASE->getBase() == Cur && !Address) {
         Cur = Up;
         if (const Subscript *S = llvm::find_if(
-                Subscripts, [&](const Subscript &S) { return S.At == ASE; });
-            S != Subscripts.end())
+                W.Subscripts, [&](const Subscript &S) { return S.At == ASE; });
+            S != W.Subscripts.end())
           Sub = S;
       } else if (UO && UO->getOpcode() == UO_AddrOf && Sub) {
         Address = true;
@@ -294,7 +296,7 @@ void LoopCheck::checkPrivateArrayRead(
         break;
       }
     }
-    const Stmt *Parent = parentOf(Cur);
+    const Stmt *Parent = W.parentOf(Cur);
     if (isa_and_nonnull<UnaryExprOrTypeTraitExpr>(Parent))
       continue; // sizeof
     if (Sub && !Address) {
@@ -306,23 +308,23 @@ void LoopCheck::checkPrivateArrayRead(
     const auto *Call = dyn_cast_or_null<CallExpr>(Parent);
     if (!Call)
       return;
-    const FunctionDecl *Callee = followableCallee(Call, 1);
+    const FunctionDecl *Callee = W.followableCallee(Call, 1);
     auto Arg = llvm::find(Call->arguments(), Cur);
     if (!Callee || Arg == Call->arg_end())
       return;
     const Expr *ReadAt = nullptr;
-    switch (firstUseOfParameter(
+    switch (W.firstUseOfParameter(
         Callee, Callee->getParamDecl(Arg - Call->arg_begin()), 1, ReadAt)) {
-    case FirstUse::Reads:
+    case LoopWalk::FirstUse::Reads:
       Warn(VD, cast<Expr>(Cur));
-      report(Diags, ReadAt->getExprLoc(), Level::Note,
+      report(W.Diags, ReadAt->getExprLoc(), Level::Note,
              "'%0' reads '%1' here before it writes it")
-          << Callee->getName() << text(ReadAt);
+          << Callee->getName() << W.text(ReadAt);
       return;
-    case FirstUse::Unused:
+    case LoopWalk::FirstUse::Unused:
       continue;
-    case FirstUse::Writes:
-    case FirstUse::Unknown:
+    case LoopWalk::FirstUse::Writes:
+    case LoopWalk::FirstUse::Unknown:
       return;
     }
   }
@@ -331,20 +333,21 @@ void LoopCheck::checkPrivateArrayRead(
 /// A private variable read where some path from the start of the iteration
 /// has not assigned it; a private array, its elements read before any is
 /// written, in the order of the source (checkPrivateArrayRead).
-void LoopCheck::checkPrivateReads(
-    const llvm::SmallSetVector<const VarDecl *, 4> &Priv) {
+CheckResult PrivateReadsCheck::run(CheckContext &Context) {
+  LoopWalk &W = Context.Walk;
+  const llvm::SmallSetVector<const VarDecl *, 4> &Priv = W.Private;
   auto Warn = [&](const VarDecl *VD, const Expr *At) {
-    report(Diags, At->getExprLoc(), Level::Warning,
+    report(W.Diags, At->getExprLoc(), Level::Warning,
            "private %select{variable|array}0 '%1' may be read before it is "
            "written in an iteration: its value here depends on how the loop "
            "is split; assign it on every path from the start of the "
            "iteration to this read")
         << VD->getType()->isArrayType() << VD->getName();
-    auto Name = llvm::find_if(Pragma.Private, [&](const PrivateName &N) {
+    auto Name = llvm::find_if(W.Pragma.Private, [&](const PrivateName &N) {
       return N.Name == VD->getName();
     });
-    if (Name != Pragma.Private.end())
-      report(Diags, Name->Loc, Level::Note,
+    if (Name != W.Pragma.Private.end())
+      report(W.Diags, Name->Loc, Level::Note,
              "'%0' is private here: each iteration has a copy of its own, "
              "which holds no value of the iteration until it assigns one")
           << VD->getName();
@@ -355,7 +358,7 @@ void LoopCheck::checkPrivateReads(
   for (const VarDecl *VD : Priv) {
     QualType T = VD->getType();
     if (T->isArrayType()) {
-      checkPrivateArrayRead(VD, Warn);
+      checkPrivateArrayRead(W, VD, Warn);
       continue;
     }
     const auto *Class = T->getAsCXXRecordDecl();
@@ -365,7 +368,7 @@ void LoopCheck::checkPrivateReads(
       Tracked.insert(VD);
   }
   if (Tracked.empty())
-    return;
+    return CheckResult::Pass;
 
   // The places of the tracked variables the body assigns: a variable, or a
   // member of one.
@@ -408,29 +411,29 @@ void LoopCheck::checkPrivateReads(
                          : llvm::all_of(RD->fields(), Member);
   };
 
-  std::unique_ptr<CFG> Cfg = buildCfg(&Fn, &For, Ctx);
+  std::unique_ptr<CFG> Cfg = buildCfg(&W.Fn, &W.For, W.Ctx);
   const CFGBlock *BodyEntry = nullptr;
   if (Cfg)
     for (const CFGBlock *B : *Cfg)
-      if (B->getTerminatorStmt() == &For && B->succ_size() == 2)
+      if (B->getTerminatorStmt() == &W.For && B->succ_size() == 2)
         BodyEntry = *B->succ_begin();
   if (!BodyEntry) {
     // No CFG: the first use of each variable in the source's order.
     for (const VarDecl *VD : Tracked) {
-      auto First =
-          llvm::find_if(Accesses, [&](const Access &A) { return A.Var == VD; });
+      auto First = llvm::find_if(W.Accesses,
+                                 [&](const Access &A) { return A.Var == VD; });
       FieldPath Path;
-      if (First != Accesses.end() && isa<DeclRefExpr>(First->At) &&
-          useOf(cast<DeclRefExpr>(First->At), Path) == VarUse::Read)
+      if (First != W.Accesses.end() && isa<DeclRefExpr>(First->At) &&
+          W.useOf(cast<DeclRefExpr>(First->At), Path) == LoopWalk::VarUse::Read)
         Warn(VD, First->At);
     }
-    return;
+    return CheckResult::Pass;
   }
 
   // Visits the uses of the tracked variables in B, in order, from State
   // (what is assigned at B's start); OnRead gets each read of what State
   // does not assign.
-  SourceRange Body = For.getBody()->getSourceRange();
+  SourceRange Body = W.For.getBody()->getSourceRange();
   auto Visit =
       [&](const CFGBlock &B, llvm::BitVector &State,
           llvm::function_ref<void(const VarDecl *, const Expr *)> OnRead) {
@@ -439,14 +442,15 @@ void LoopCheck::checkPrivateReads(
           if (!CS)
             continue;
           const Stmt *S = CS->getStmt();
-          auto Use = [&](const VarDecl *VD, const Expr *At, VarUse U,
+          auto Use = [&](const VarDecl *VD, const Expr *At, LoopWalk::VarUse U,
                          FieldPath &Path) {
-            if (U == VarUse::Write || U == VarUse::Escape) {
+            if (U == LoopWalk::VarUse::Write || U == LoopWalk::VarUse::Escape) {
               unsigned I = PlaceOf(VD, Path);
               if (I >= State.size())
                 State.resize(I + 1);
               State.set(I);
-            } else if (U == VarUse::Read && isInside(At->getExprLoc(), Body) &&
+            } else if (U == LoopWalk::VarUse::Read &&
+                       W.isInside(At->getExprLoc(), Body) &&
                        !Assigned(VD, Path, State)) {
               OnRead(VD, At);
             }
@@ -458,20 +462,22 @@ void LoopCheck::checkPrivateReads(
               continue;
             // A lambda's capture reads where its body uses the variable.
             const Expr *At = DRE;
-            const Stmt *P = parentOf(DRE);
+            const Stmt *P = W.parentOf(DRE);
             while (isa_and_nonnull<ImplicitCastExpr>(P))
-              P = parentOf(P);
+              P = W.parentOf(P);
             if (const auto *Lambda = dyn_cast_or_null<LambdaExpr>(P))
-              if (const DeclRefExpr *Inner = useInLambda(Lambda, DRE))
+              if (const DeclRefExpr *Inner = W.useInLambda(Lambda, DRE))
                 At = Inner;
-            Use(VD, At, useOf(DRE, Path), Path);
+            Use(VD, At, W.useOf(DRE, Path), Path);
           } else if (const auto *Block = dyn_cast<BlockExpr>(S)) {
             // A block copies what it captures, unless it is __block.
             for (const BlockDecl::Capture &C :
                  Block->getBlockDecl()->captures())
               if (Tracked.count(C.getVariable()))
                 Use(C.getVariable(), Block,
-                    C.isByRef() ? VarUse::Escape : VarUse::Read, Path);
+                    C.isByRef() ? LoopWalk::VarUse::Escape
+                                : LoopWalk::VarUse::Read,
+                    Path);
           }
         }
       };
@@ -495,8 +501,9 @@ void LoopCheck::checkPrivateReads(
     // The exit of an inner `for` that runs at least once comes after an
     // iteration of it: from its loop-back blocks only.
     const auto *L = dyn_cast_or_null<ForStmt>(P->getTerminatorStmt());
-    if (L && L != &For && P->succ_size() == 2 && *(P->succ_begin() + 1) == B &&
-        *P->succ_begin() != B && runsAtLeastOnce(L, Ctx)) {
+    if (L && L != &W.For && P->succ_size() == 2 &&
+        *(P->succ_begin() + 1) == B && *P->succ_begin() != B &&
+        runsAtLeastOnce(L, W.Ctx)) {
       llvm::BitVector State(Width, true);
       bool Any = false;
       for (const CFGBlock *Q : P->preds())
@@ -540,21 +547,22 @@ void LoopCheck::checkPrivateReads(
     llvm::BitVector State = In(B);
     Visit(*B, State, [&](const VarDecl *VD, const Expr *At) {
       auto [It, New] = Reads.insert({VD, At});
-      if (!New && SM.isBeforeInTranslationUnit(
-                      SM.getExpansionLoc(At->getExprLoc()),
-                      SM.getExpansionLoc(It->second->getExprLoc())))
+      if (!New && W.SM.isBeforeInTranslationUnit(
+                      W.SM.getExpansionLoc(At->getExprLoc()),
+                      W.SM.getExpansionLoc(It->second->getExprLoc())))
         It->second = At;
     });
   }
   llvm::SmallVector<std::pair<const VarDecl *, const Expr *>, 4> Sorted(
       Reads.begin(), Reads.end());
   llvm::sort(Sorted, [&](const auto &A, const auto &B) {
-    return SM.isBeforeInTranslationUnit(
-        SM.getExpansionLoc(A.second->getExprLoc()),
-        SM.getExpansionLoc(B.second->getExprLoc()));
+    return W.SM.isBeforeInTranslationUnit(
+        W.SM.getExpansionLoc(A.second->getExprLoc()),
+        W.SM.getExpansionLoc(B.second->getExprLoc()));
   });
   for (auto [VD, At] : Sorted)
     Warn(VD, At);
+  return CheckResult::Pass;
 }
 
 /// Whether the code after the loop may read VD before it writes it: a
@@ -563,7 +571,7 @@ void LoopCheck::checkPrivateReads(
 /// (its private copies are the iteration's). Maybe where fpm cannot follow
 /// VD: not a local, a reference, its address taken, a reference bound to it
 /// or a lambda using it anywhere in the function, no CFG.
-LoopCheck::ReadAfter LoopCheck::readAfterLoop(const VarDecl *VD) const {
+LoopWalk::ReadAfter LoopWalk::readAfterLoop(const VarDecl *VD) const {
   ReadAfter Result;
   if (!VD->hasLocalStorage() || VD->getType()->isReferenceType() ||
       !Fn.getBody())
@@ -655,22 +663,22 @@ LoopCheck::ReadAfter LoopCheck::readAfterLoop(const VarDecl *VD) const {
 /// A variable of the private clause that the body writes and the code after
 /// the loop reads before it writes it: that code reads the value from
 /// before the loop.
-void LoopCheck::checkPrivatesAfterLoop(
-    const llvm::SmallSetVector<const VarDecl *, 4> &Priv) {
-  for (const VarDecl *VD : Priv) {
+CheckResult PrivateAfterLoopCheck::run(CheckContext &Context) {
+  LoopWalk &W = Context.Walk;
+  for (const VarDecl *VD : W.Private) {
     if (VD->getType()->isArrayType() ||
-        llvm::none_of(Pragma.Private, [&](const PrivateName &N) {
+        llvm::none_of(W.Pragma.Private, [&](const PrivateName &N) {
           return N.Name == VD->getName();
         }))
       continue;
     auto Write = llvm::find_if(
-        Accesses, [&](const Access &A) { return A.Var == VD && A.Writes; });
-    if (Write == Accesses.end())
+        W.Accesses, [&](const Access &A) { return A.Var == VD && A.Writes; });
+    if (Write == W.Accesses.end())
       continue;
-    ReadAfter After = readAfterLoop(VD);
-    if (After.Kind != ReadAfter::Yes)
+    LoopWalk::ReadAfter After = W.readAfterLoop(VD);
+    if (After.Kind != LoopWalk::ReadAfter::Yes)
       continue;
-    std::optional<FinalReduction> R = finalValueReduction(VD);
+    std::optional<LoopWalk::FinalReduction> R = W.finalValueReduction(VD);
     std::string Fix =
         R ? "list it in 'reduction(" + R->Op.str() + ": " +
                 VD->getName().str() +
@@ -680,15 +688,16 @@ void LoopCheck::checkPrivatesAfterLoop(
                      : " if " + R->Condition + " before the loop")
           : "fpm has no 'lastprivate': compute the value the code after the "
             "loop needs there";
-    report(Diags, Write->At->getExprLoc(), Level::Warning,
+    report(W.Diags, Write->At->getExprLoc(), Level::Warning,
            "private variable '%0' is written in the partitioned loop and read "
            "after it, where it still holds its value from before the loop "
            "(each iteration writes a copy of its own); %1")
         << VD->getName() << Fix;
-    report(Diags, After.At->getLocation(), Level::Note,
+    report(W.Diags, After.At->getLocation(), Level::Note,
            "'%0' is read after the loop here")
         << VD->getName();
   }
+  return CheckResult::Pass;
 }
 
 } // namespace fpm::detail

@@ -4,16 +4,18 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What the rewriter accepts as a reduction variable (docs/pragma.md, the
-// `reduction(op: list)` row), as OpenMP does: a scalar of an arithmetic
-// type declared outside the loop, visible there; the bitwise operators on
-// integer types only. The body may write it (that is what it is for) and
-// read it: as in OpenMP, a read other than in its accumulation sees an
+// The reduction-clause check (LoopChecks.h): what the rewriter accepts as a
+// reduction variable (docs/pragma.md, the `reduction(op: list)` row), as
+// OpenMP does: a scalar of an arithmetic type declared outside the loop,
+// visible there; the bitwise operators on integer types only
+// (LoopWalk::findReductions sorts the names); and fpm.h's enumerator of a
+// scalar type (scalarTypeEnumerator). The body may write it (that is what it is
+// for) and read it: as in OpenMP, a read other than in its accumulation sees an
 // unspecified value (the accumulator of the chunk, or of the work-item).
 //
 //===----------------------------------------------------------------------===//
 
-#include "Analysis/LoopCheck.h"
+#include "Analysis/LoopChecks.h"
 
 using namespace clang;
 
@@ -55,93 +57,77 @@ const char *scalarTypeEnumerator(const ASTContext &Ctx, QualType T) {
 
 namespace detail {
 
-/// Out: the valid ones; Named: every variable the clause names, valid or
-/// not (the body may write them: an error about the clause is enough).
-bool LoopCheck::checkReductions(llvm::SmallVectorImpl<ReductionVar> &Out,
-                                llvm::SmallPtrSetImpl<const VarDecl *> &Named) {
+/// Each name of the reduction clause (LoopWalk::findReductions): an error
+/// for one fpm cannot reduce into, with a note at its declaration where its
+/// type is wrong; a warning for a variable the body does not use.
+CheckResult ReductionClauseCheck::run(CheckContext &Context) {
+  const LoopWalk &W = Context.Walk;
+  DiagnosticsEngine &Diags = W.Diags;
   bool Good = true;
-  for (const ReductionName &R : Pragma.Reductions) {
-    std::optional<const ValueDecl *> D = visibleDecl(R.Name);
-    if (!D) {
+  for (const ReductionUse &Use : W.ReductionUses) {
+    const ReductionName &R = *Use.Name;
+    const VarDecl *VD = Use.Var;
+    auto DeclaredHere = [&] {
+      report(Diags, VD->getLocation(), Level::Note, "'%0' is declared here")
+          << R.Name;
+    };
+    QualType T = VD ? VD->getType().getNonReferenceType() : QualType();
+    switch (Use.What) {
+    case ReductionUse::Valid:
+      if (Use.Unused)
+        report(Diags, R.Loc, Level::Warning,
+               "reduction variable '%0' is not used in the loop")
+            << R.Name;
+      continue;
+    case ReductionUse::Unknown:
       report(Diags, R.Loc, Level::Error,
              "'%0' in 'reduction(...)' names no variable visible at the loop")
           << R.Name;
-      Good = false;
-      continue;
-    }
-    const auto *VD = dyn_cast_or_null<VarDecl>(*D);
-    if (!VD) {
+      break;
+    case ReductionUse::NotVariable:
       report(Diags, R.Loc, Level::Error,
              "'%0' in 'reduction(...)' is not a variable fpm can reduce into "
              "(a member of a class): reduce into a local variable and use it "
              "after the loop")
           << R.Name;
-      Good = false;
-      continue;
-    }
-    Named.insert(VD);
-    if (VD == Var) {
+      break;
+    case ReductionUse::LoopVariable:
       report(Diags, R.Loc, Level::Error,
              "the loop variable '%0' cannot be a reduction variable")
           << R.Name;
-      Good = false;
-      continue;
-    }
-    auto DeclaredHere = [&] {
-      report(Diags, VD->getLocation(), Level::Note, "'%0' is declared here")
-          << R.Name;
-    };
-    QualType T = VD->getType().getNonReferenceType();
-    if (T->isDependentType()) {
-      Out.push_back({R.Op, VD, R.Loc, ""});
-      continue;
-    }
-    const char *Enumerator = scalarTypeEnumerator(Ctx, T);
-    if (!Enumerator) {
+      break;
+    case ReductionUse::NotArithmetic:
       report(Diags, R.Loc, Level::Error,
              "'%0' in 'reduction(...)' must be a scalar of an arithmetic type "
              "(an integer, bool or floating type); its type is %1")
           << R.Name << VD->getType();
       DeclaredHere();
-      Good = false;
-      continue;
-    }
-    if (T.isConstQualified() || T.isVolatileQualified()) {
+      break;
+    case ReductionUse::ConstOrVolatile:
       report(Diags, R.Loc, Level::Error,
              "'%0' in 'reduction(...)' is %select{const|volatile}1: the loop "
              "stores its result there")
           << R.Name << (T.isConstQualified() ? 0 : 1);
       DeclaredHere();
-      Good = false;
-      continue;
-    }
-    if (VD->getStorageClass() == SC_Register) {
+      break;
+    case ReductionUse::Register:
       report(Diags, R.Loc, Level::Error,
              "'%0' in 'reduction(...)' is declared 'register': the runtime "
              "needs its address")
           << R.Name;
       DeclaredHere();
-      Good = false;
-      continue;
-    }
-    if (T->isRealFloatingType() &&
-        (R.Op == ReductionOp::BitAnd || R.Op == ReductionOp::BitOr ||
-         R.Op == ReductionOp::BitXor)) {
+      break;
+    case ReductionUse::BitwiseOnFloat:
       report(Diags, R.OpLoc, Level::Error,
              "reduction operator '%0' needs a variable of an integer type: "
              "'%1' is %2")
           << reductionOpSpelling(R.Op) << R.Name << VD->getType();
       DeclaredHere();
-      Good = false;
-      continue;
+      break;
     }
-    if (llvm::none_of(Accesses, [&](const Access &A) { return A.Var == VD; }))
-      report(Diags, R.Loc, Level::Warning,
-             "reduction variable '%0' is not used in the loop")
-          << R.Name;
-    Out.push_back({R.Op, VD, R.Loc, Enumerator});
+    Good = false;
   }
-  return Good;
+  return Good ? CheckResult::Pass : CheckResult::Errors;
 }
 
 } // namespace detail

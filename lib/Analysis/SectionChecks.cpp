@@ -4,34 +4,45 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The checks of LoopCheck (LoopCheck.h) that read the data clauses against
+// The data-uses check (LoopChecks.h), which reads the data clauses against
 // the body: a subscript provably outside its section and an out array read
-// before it is written (warnings). Each proves with integer polynomials
-// (IntPoly.h) or stays silent, reading the walk's record with
-// WalkReaders.cpp's readers.
+// before it is written (warnings, only for a loop without errors). Each proves
+// with integer polynomials (IntPoly.h) or stays silent, reading the walk's
+// record with WalkReaders.cpp's readers.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Analysis/LoopCheck.h"
+#include "Analysis/LoopChecks.h"
 
 using namespace clang;
 
 namespace fpm::detail {
 
-UseKind LoopCheck::useKind(const Subscript &S) const {
+namespace {
+
+/// How a subscript uses its element.
+enum class UseKind { Other, Read, Write, ReadWrite };
+
+/// One section of a data clause.
+struct ClauseSection {
+  StringRef Clause;
+  const DataSection *Section;
+};
+
+UseKind useKind(const LoopWalk &Walk, const Subscript &S) {
   if (S.InLambda || !S.RootRef || S.Indices.empty() ||
       S.At->isInstantiationDependent() || !S.At->getType()->isScalarType())
     return UseKind::Other;
   if (S.IsWrite)
     return S.AlsoReads ? UseKind::ReadWrite : UseKind::Write;
-  return readsValue(S.At) ? UseKind::Read : UseKind::Other;
+  return Walk.readsValue(S.At) ? UseKind::Read : UseKind::Other;
 }
 
 /// Every write of the body is to a variable, an element of a clause's array
 /// or of an array of the body's own, and no call can write through a
 /// pointer: a write to a clause's array is one of the body's subscripts.
-bool LoopCheck::writesAreVisible(
-    const llvm::DenseSet<const VarDecl *> &ClauseArrays) const {
+bool writesAreVisible(const LoopWalk &Walk,
+                      const llvm::DenseSet<const VarDecl *> &ClauseArrays) {
   auto KnownTarget = [&](const Expr *E) {
     E = E->IgnoreParens();
     while (const auto *ME = dyn_cast<MemberExpr>(E)) {
@@ -51,9 +62,10 @@ bool LoopCheck::writesAreVisible(
     // An array of the body's own, not a pointer it holds.
     return !Element || ClauseArrays.count(VD) ||
            (!ThroughPointer &&
-            isInside(VD->getLocation(), For.getBody()->getSourceRange()));
+            Walk.isInside(VD->getLocation(),
+                          Walk.For.getBody()->getSourceRange()));
   };
-  llvm::SmallVector<const Stmt *, 64> Work{For.getBody()};
+  llvm::SmallVector<const Stmt *, 64> Work{Walk.For.getBody()};
   while (!Work.empty()) {
     const Stmt *S = Work.pop_back_val();
     if (!S)
@@ -83,12 +95,12 @@ bool LoopCheck::writesAreVisible(
 /// S's first index minus a section's lower bound, with the inner loops
 /// whose variables it uses in Inner; nullopt if it is no integer
 /// polynomial.
-std::optional<IntPoly> LoopCheck::offsetInSection(const Subscript &S,
-                                                  const IntPoly &Lower,
-                                                  InnerLoops &Inner) {
+std::optional<IntPoly> offsetInSection(LoopWalk &Walk, const Subscript &S,
+                                       const IntPoly &Lower,
+                                       LoopWalk::InnerLoops &Inner) {
   std::optional<IntPoly> Index =
-      intPolyFromExpr(S.Indices[0], Ctx, [&](const VarDecl *VD) {
-        return bodyLeaf(VD, S.At, &Inner, 0);
+      intPolyFromExpr(S.Indices[0], Walk.Ctx, [&](const VarDecl *VD) {
+        return Walk.bodyLeaf(VD, S.At, &Inner, 0);
       });
   return Index ? Index->minus(Lower) : std::nullopt;
 }
@@ -97,10 +109,10 @@ std::optional<IntPoly> LoopCheck::offsetInSection(const Subscript &S,
 /// `[Lower:Length]`, is outside it each time S runs (constant offset), or
 /// at the first or the last iteration of an inner loop `for (v = a; v < b;
 /// ++v)` that runs S at each.
-bool LoopCheck::provenOutside(const Subscript &S, const IntPoly &Lower,
-                              const IntPoly &Length) {
-  InnerLoops Inner;
-  std::optional<IntPoly> Offset = offsetInSection(S, Lower, Inner);
+bool provenOutside(LoopWalk &Walk, const Subscript &S, const IntPoly &Lower,
+                   const IntPoly &Length) {
+  LoopWalk::InnerLoops Inner;
+  std::optional<IntPoly> Offset = offsetInSection(Walk, S, Lower, Inner);
   if (!Offset)
     return false;
   // An offset of the runs from Min to Max (a constant: Min = Max) is below
@@ -137,10 +149,11 @@ bool LoopCheck::provenOutside(const Subscript &S, const IntPoly &Lower,
   // Offset = C + K*v, v running from First to Last by 1 in a loop that
   // leaves only through its test and runs S at each iteration.
   auto Split = Offset->splitLinear(V);
-  if (!Split || Split->second == 0 || !evaluatedEachTime(L->getBody(), S.At) ||
-      !runsThrough(L->getBody()))
+  if (!Split || Split->second == 0 ||
+      !Walk.evaluatedEachTime(L->getBody(), S.At) ||
+      !Walk.runsThrough(L->getBody()))
     return false;
-  std::optional<UnitRange> Range = unitRange(L, V);
+  std::optional<LoopWalk::UnitRange> Range = Walk.unitRange(L, V);
   if (!Range)
     return false;
   const IntPoly &First = Range->First;
@@ -158,25 +171,25 @@ bool LoopCheck::provenOutside(const Subscript &S, const IntPoly &Lower,
   return K > 0 ? Outside(At(First), At(*Last)) : Outside(At(*Last), At(First));
 }
 
-void LoopCheck::reportOutsideSection(const VarDecl *Array,
-                                     const ClauseSection &CS) {
+void reportOutsideSection(LoopWalk &Walk, const VarDecl *Array,
+                          const ClauseSection &CS) {
   const DataSection &Section = *CS.Section;
-  std::optional<IntPoly> Lower = sectionPoly(Section, /*Length=*/false);
-  std::optional<IntPoly> Length = sectionPoly(Section, /*Length=*/true);
+  std::optional<IntPoly> Lower = Walk.sectionPoly(Section, /*Length=*/false);
+  std::optional<IntPoly> Length = Walk.sectionPoly(Section, /*Length=*/true);
   if (!Lower || !Length)
     return;
   bool Reads = CS.Clause != "out", Writes = CS.Clause != "in";
-  for (const Subscript &S : Subscripts) {
+  for (const Subscript &S : Walk.Subscripts) {
     if (S.Root != Array)
       continue;
-    UseKind Kind = useKind(S);
+    UseKind Kind = useKind(Walk, S);
     bool Read = (Kind == UseKind::Read || Kind == UseKind::ReadWrite) && Reads;
     bool Write =
         (Kind == UseKind::Write || Kind == UseKind::ReadWrite) && Writes;
-    if ((!Read && !Write) || !provenOutside(S, *Lower, *Length))
+    if ((!Read && !Write) || !provenOutside(Walk, S, *Lower, *Length))
       continue;
-    std::string At = text(S.At);
-    report(Diags, S.At->getExprLoc(), Level::Warning,
+    std::string At = Walk.text(S.At);
+    report(Walk.Diags, S.At->getExprLoc(), Level::Warning,
            "'%0' is outside the section '%1' of '%2(...)': on an OpenCL "
            "device this element would %select{not be copied to the "
            "device|not be copied back|be neither copied to the device nor "
@@ -186,22 +199,23 @@ void LoopCheck::reportOutsideSection(const VarDecl *Array,
         << (Read && Write ? 2
             : Write       ? 1
                           : 0);
-    report(Diags, Section.Loc, Level::Note, "the section is declared here");
+    report(Walk.Diags, Section.Loc, Level::Note,
+           "the section is declared here");
     return;
   }
 }
 
-void LoopCheck::reportOutReadBeforeWrite(const VarDecl *Array,
-                                         ArrayRef<ClauseSection> Sections) {
+void reportOutReadBeforeWrite(LoopWalk &Walk, const VarDecl *Array,
+                              ArrayRef<ClauseSection> Sections) {
   // Every use of the array in the body reads or writes one of its elements.
   llvm::DenseMap<const DeclRefExpr *, const Subscript *> Uses;
-  for (const Subscript &S : Subscripts)
+  for (const Subscript &S : Walk.Subscripts)
     if (S.Root == Array) {
-      if (useKind(S) == UseKind::Other)
+      if (useKind(Walk, S) == UseKind::Other)
         return;
       Uses[S.RootRef] = &S;
     }
-  llvm::SmallVector<const Stmt *, 64> Work{For.getBody()};
+  llvm::SmallVector<const Stmt *, 64> Work{Walk.For.getBody()};
   while (!Work.empty()) {
     const Stmt *S = Work.pop_back_val();
     if (!S)
@@ -213,7 +227,8 @@ void LoopCheck::reportOutReadBeforeWrite(const VarDecl *Array,
   }
 
   auto FullExpr = [&](const Stmt *E) {
-    for (const Stmt *P = parentOf(E); isa_and_nonnull<Expr>(P); P = parentOf(P))
+    for (const Stmt *P = Walk.parentOf(E); isa_and_nonnull<Expr>(P);
+         P = Walk.parentOf(P))
       E = P;
     return E;
   };
@@ -223,52 +238,52 @@ void LoopCheck::reportOutReadBeforeWrite(const VarDecl *Array,
   // outermost such loop, from the first.
   auto MayPrecede = [&](const Subscript &W, const Subscript &R) {
     if (FullExpr(W.At) == FullExpr(R.At)) {
-      const Stmt *Assign = parentOf(W.At);
+      const Stmt *Assign = Walk.parentOf(W.At);
       while (isa_and_nonnull<ParenExpr>(Assign))
-        Assign = parentOf(Assign);
+        Assign = Walk.parentOf(Assign);
       const auto *BO = dyn_cast_or_null<BinaryOperator>(Assign);
       if (!BO || !BO->isAssignmentOp())
         return true;
       const Stmt *Cur = R.At;
-      const Stmt *P = parentOf(Cur);
-      for (; P && P != BO; Cur = P, P = parentOf(P))
+      const Stmt *P = Walk.parentOf(Cur);
+      for (; P && P != BO; Cur = P, P = Walk.parentOf(P))
         ;
       if (P != BO || Cur != BO->getRHS())
         return true;
     }
-    llvm::SmallVector<const Stmt *, 4> AroundR = enclosingLoops(R.At);
-    llvm::SmallVector<const Stmt *, 4> AroundW = enclosingLoops(W.At);
+    llvm::SmallVector<const Stmt *, 4> AroundR = Walk.enclosingLoops(R.At);
+    llvm::SmallVector<const Stmt *, 4> AroundW = Walk.enclosingLoops(W.At);
     for (const Stmt *Loop : llvm::reverse(AroundR))
       if (llvm::is_contained(AroundW, Loop))
-        return !evaluatedEachTime(loopBody(Loop), R.At) ||
-               !runsThrough(loopBody(Loop));
+        return !Walk.evaluatedEachTime(loopBody(Loop), R.At) ||
+               !Walk.runsThrough(loopBody(Loop));
     return false;
   };
 
-  for (size_t RI = 0; RI < Subscripts.size(); ++RI) {
-    const Subscript &R = Subscripts[RI];
+  for (size_t RI = 0; RI < Walk.Subscripts.size(); ++RI) {
+    const Subscript &R = Walk.Subscripts[RI];
     if (R.Root != Array)
       continue;
-    UseKind RK = useKind(R);
+    UseKind RK = useKind(Walk, R);
     if (RK == UseKind::Write)
       return; // Every later read comes after a write.
     if (RK != UseKind::Read && RK != UseKind::ReadWrite)
       continue;
     bool First = true;
-    for (size_t WI = RI + 1; WI < Subscripts.size() && First; ++WI) {
-      const Subscript &W = Subscripts[WI];
-      UseKind WK = W.Root == Array ? useKind(W) : UseKind::Other;
+    for (size_t WI = RI + 1; WI < Walk.Subscripts.size() && First; ++WI) {
+      const Subscript &W = Walk.Subscripts[WI];
+      UseKind WK = W.Root == Array ? useKind(Walk, W) : UseKind::Other;
       if ((WK == UseKind::Write || WK == UseKind::ReadWrite) &&
           MayPrecede(W, R))
         First = false;
     }
     if (First) {
-      report(Diags, R.At->getExprLoc(), Level::Warning,
+      report(Walk.Diags, R.At->getExprLoc(), Level::Warning,
              "'%0' is declared 'out(...)' but read here before it is "
              "written: on an OpenCL device the read sees uninitialized "
              "memory; declare it 'inout(...)'")
           << Array->getName();
-      report(Diags, Sections.front().Section->Loc, Level::Note,
+      report(Walk.Diags, Sections.front().Section->Loc, Level::Note,
              "the section is declared here");
       return;
     }
@@ -277,18 +292,21 @@ void LoopCheck::reportOutReadBeforeWrite(const VarDecl *Array,
   }
 }
 
-void LoopCheck::checkDataUses() {
+} // namespace
+
+CheckResult DataUsesCheck::run(CheckContext &Context) {
+  LoopWalk &Walk = Context.Walk;
   llvm::MapVector<const VarDecl *, llvm::SmallVector<ClauseSection, 2>> Arrays;
   for (auto [Clause, Sections] :
        {std::pair<StringRef, const llvm::SmallVector<DataSection, 2> *>{
-            "in", &Pragma.In},
-        {"out", &Pragma.Out},
-        {"inout", &Pragma.InOut}})
+            "in", &Walk.Pragma.In},
+        {"out", &Walk.Pragma.Out},
+        {"inout", &Walk.Pragma.InOut}})
     for (const DataSection &Section : *Sections) {
       // A macro may name any of the arrays: no array's clauses are known.
       if (Section.ArrayIsMacro)
-        return;
-      std::optional<const ValueDecl *> D = visibleDecl(Section.Array);
+        return CheckResult::Pass;
+      std::optional<const ValueDecl *> D = Walk.visibleDecl(Section.Array);
       const auto *VD = D ? dyn_cast_or_null<VarDecl>(*D) : nullptr;
       if (VD && !VD->getType()->isDependentType())
         Arrays[VD].push_back({Clause, &Section});
@@ -296,15 +314,16 @@ void LoopCheck::checkDataUses() {
   llvm::DenseSet<const VarDecl *> ClauseArrays;
   for (const auto &Entry : Arrays)
     ClauseArrays.insert(Entry.first);
-  bool Visible = Gotos.empty() && writesAreVisible(ClauseArrays);
+  bool Visible = Walk.Gotos.empty() && writesAreVisible(Walk, ClauseArrays);
   for (const auto &[Array, Sections] : Arrays) {
     if (Sections.size() == 1)
-      reportOutsideSection(Array, Sections.front());
+      reportOutsideSection(Walk, Array, Sections.front());
     if (Visible && llvm::all_of(Sections, [](const ClauseSection &CS) {
           return CS.Clause == "out" && CS.Section->Dims == 1;
         }))
-      reportOutReadBeforeWrite(Array, Sections);
+      reportOutReadBeforeWrite(Walk, Array, Sections);
   }
+  return CheckResult::Pass;
 }
 
 } // namespace fpm::detail

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The walk the checks (LoopCheck.h) and the offload plan (Offload.cpp)
+// The walk the checks (LoopWalk.h) and the offload plan (Offload.cpp)
 // share: every statement under a root, depth first, without the recursion
 // of a RecursiveASTVisitor (a body's expressions nest deep in generated
 // code).

@@ -4,17 +4,18 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The readers of LoopCheck's record of the body (LoopCheck.h) that its
-// checks in several files share (SectionChecks.cpp, SharingChecks.cpp,
-// DependenceChecks.cpp, CallWrites.cpp, and OutCover.cpp's proof that an
-// iteration writes each out section whole): each statement's parent, what
+// The readers of LoopWalk's record of the body (LoopWalk.h) that the
+// checks (LoopChecks.h), the walk's own analyses (CallWrites.cpp,
+// IterationValues.cpp) and the proofs (OutCover.cpp's that an iteration
+// writes each out section whole, DeriveSections.cpp) share: each
+// statement's parent, what
 // runs on every iteration, the inner loops' ranges, which names are
 // invariant, which calls the checks follow, and subscripts and sections as
 // integer polynomials (IntPoly.h).
 //
 //===----------------------------------------------------------------------===//
 
-#include "Analysis/LoopCheck.h"
+#include "Analysis/LoopWalk.h"
 
 using namespace clang;
 
@@ -25,13 +26,13 @@ namespace fpm::detail {
 /// size are children of its DeclStmt, an initializer list is its semantic
 /// form), or in the body of a function coverOut follows (addParents); null
 /// outside them, and for a body itself.
-const Stmt *LoopCheck::parentOf(const Stmt *S) const {
+const Stmt *LoopWalk::parentOf(const Stmt *S) const {
   addParents(Fn.getBody());
   return Parents.lookup(S);
 }
 
 /// Makes parentOf know the statements under Root, a function's body.
-void LoopCheck::addParents(const Stmt *Root) const {
+void LoopWalk::addParents(const Stmt *Root) const {
   if (!Root || !ParentRoots.insert(Root).second)
     return;
   llvm::SmallVector<const Stmt *, 64> Work{Root};
@@ -46,7 +47,7 @@ void LoopCheck::addParents(const Stmt *Root) const {
 /// The value of E, an lvalue, is read where E stands, and nothing else is
 /// done with it: an lvalue-to-rvalue conversion, or an argument of a
 /// numeric call (std::min binds a reference to const).
-bool LoopCheck::readsValue(const Expr *E) const {
+bool LoopWalk::readsValue(const Expr *E) const {
   const Stmt *Cur = E;
   const Stmt *P = parentOf(Cur);
   auto IsNoOp = [](const Stmt *S) {
@@ -63,7 +64,7 @@ bool LoopCheck::readsValue(const Expr *E) const {
 }
 
 /// Every use of VD in Root reads its value.
-bool LoopCheck::onlyRead(const Stmt *Root, const VarDecl *VD) const {
+bool LoopWalk::onlyRead(const Stmt *Root, const VarDecl *VD) const {
   llvm::SmallVector<const Stmt *, 32> Work{Root};
   while (!Work.empty()) {
     const Stmt *S = Work.pop_back_val();
@@ -77,7 +78,7 @@ bool LoopCheck::onlyRead(const Stmt *Root, const VarDecl *VD) const {
   return true;
 }
 
-std::optional<int64_t> LoopCheck::constantValue(const VarDecl *VD) const {
+std::optional<int64_t> LoopWalk::constantValue(const VarDecl *VD) const {
   if (!isPlainInteger(VD) || !VD->getType().isConstQualified())
     return std::nullopt;
   const Expr *Init = VD->getAnyInitializer();
@@ -91,8 +92,8 @@ std::optional<int64_t> LoopCheck::constantValue(const VarDecl *VD) const {
 /// Nothing in Root but Skip can change VD behind its back: every use of VD
 /// there reads it or assigns it (`=`, `+=`, `++`) by name; its address is
 /// never taken, no reference is bound to it, no lambda assigns it.
-bool LoopCheck::onlyReadOrAssigned(const Stmt *Root, const VarDecl *VD,
-                                   const Stmt *Skip) const {
+bool LoopWalk::onlyReadOrAssigned(const Stmt *Root, const VarDecl *VD,
+                                  const Stmt *Skip) const {
   llvm::SmallVector<const Stmt *, 64> Work{Root};
   while (!Work.empty()) {
     const Stmt *S = Work.pop_back_val();
@@ -121,7 +122,7 @@ bool LoopCheck::onlyReadOrAssigned(const Stmt *Root, const VarDecl *VD,
 /// VD, a local or a parameter declared outside the loop, keeps its value
 /// through the loop: the loop only reads it, and nothing may write it behind
 /// the function's back (onlyReadOrAssigned).
-bool LoopCheck::isInvariant(const VarDecl *VD) {
+bool LoopWalk::isInvariant(const VarDecl *VD) {
   if (auto It = Invariant.find(VD); It != Invariant.end())
     return It->second;
   bool Result = VD != Var && isPlainInteger(VD) &&
@@ -134,8 +135,8 @@ bool LoopCheck::isInvariant(const VarDecl *VD) {
 
 /// The innermost `for` of the body whose init sets VD and whose body holds
 /// Context.
-const ForStmt *LoopCheck::inductionLoop(const VarDecl *VD,
-                                        const Stmt *Context) const {
+const ForStmt *LoopWalk::inductionLoop(const VarDecl *VD,
+                                       const Stmt *Context) const {
   const Stmt *Cur = Context;
   for (const Stmt *P = parentOf(Cur); P && P != &For; Cur = P, P = parentOf(P))
     if (const auto *L = dyn_cast<ForStmt>(P);
@@ -149,9 +150,9 @@ const ForStmt *LoopCheck::inductionLoop(const VarDecl *VD,
 /// induction variable of an inner loop holding Context itself (recorded in
 /// Inner; none where Inner is null), a local of the body assigned only by
 /// its initializer what it was initialized to.
-std::optional<IntPoly> LoopCheck::bodyLeaf(const VarDecl *VD,
-                                           const Stmt *Context,
-                                           InnerLoops *Inner, unsigned Depth) {
+std::optional<IntPoly> LoopWalk::bodyLeaf(const VarDecl *VD,
+                                          const Stmt *Context,
+                                          InnerLoops *Inner, unsigned Depth) {
   if (VD == Var)
     return IntPoly::variable(VD);
   if (std::optional<int64_t> C = constantValue(VD))
@@ -178,8 +179,8 @@ std::optional<IntPoly> LoopCheck::bodyLeaf(const VarDecl *VD,
 /// or invariant. Read from the clause's text, or, where that has a macro or
 /// an enumerator, as ClauseSema read it, with the same rule for each
 /// variable.
-std::optional<IntPoly> LoopCheck::sectionPoly(const DataSection &Section,
-                                              bool Length) {
+std::optional<IntPoly> LoopWalk::sectionPoly(const DataSection &Section,
+                                             bool Length) {
   auto Leaf = [&](const VarDecl *VD) -> std::optional<IntPoly> {
     if (VD == Var)
       return IntPoly::variable(Var);
@@ -229,7 +230,7 @@ std::optional<IntPoly> LoopCheck::sectionPoly(const DataSection &Section,
 /// The loops of the body around S (not the partitioned loop), innermost
 /// first.
 llvm::SmallVector<const Stmt *, 4>
-LoopCheck::enclosingLoops(const Stmt *S) const {
+LoopWalk::enclosingLoops(const Stmt *S) const {
   llvm::SmallVector<const Stmt *, 4> Loops;
   for (const Stmt *P = parentOf(S); P && P != &For; P = parentOf(P))
     if (loopBody(P))
@@ -239,7 +240,7 @@ LoopCheck::enclosingLoops(const Stmt *S) const {
 
 /// E runs each time Body runs (to its end): nothing between them is
 /// conditional (if, ?:, &&, ||, the body of a loop, a lambda).
-bool LoopCheck::evaluatedEachTime(const Stmt *Body, const Stmt *E) const {
+bool LoopWalk::evaluatedEachTime(const Stmt *Body, const Stmt *E) const {
   for (const Stmt *Cur = E; Cur != Body;) {
     const Stmt *P = parentOf(Cur);
     if (!P || P == &For)
@@ -275,7 +276,7 @@ bool LoopCheck::evaluatedEachTime(const Stmt *Body, const Stmt *E) const {
 /// Each run of Body, a loop's body, goes from its start to its end: no
 /// break or continue of that loop, no goto, label, case or return, no throw,
 /// no call of a noreturn function or through a pointer.
-bool LoopCheck::runsThrough(const Stmt *Body) const {
+bool LoopWalk::runsThrough(const Stmt *Body) const {
   struct Item {
     const Stmt *S;
     unsigned Loops, Switches;
@@ -307,7 +308,7 @@ bool LoopCheck::runsThrough(const Stmt *Body) const {
 /// Def may call itself, or the loop's function, directly or through the
 /// functions with visible bodies it calls (each looked at once, MaxFrames
 /// at most; more is taken as recursion).
-bool LoopCheck::mayRecurse(const FunctionDecl *Def) const {
+bool LoopWalk::mayRecurse(const FunctionDecl *Def) const {
   llvm::SmallPtrSet<const FunctionDecl *, 8> Seen;
   llvm::SmallVector<const FunctionDecl *, 8> Todo{Def};
   while (!Todo.empty()) {
@@ -342,8 +343,8 @@ bool LoopCheck::mayRecurse(const FunctionDecl *Def) const {
 /// in a system header, not recursive), called with one argument per
 /// parameter, at most MaxCallDepth deep; null otherwise. parentOf knows its
 /// body.
-const FunctionDecl *LoopCheck::followableCallee(const CallExpr *Call,
-                                                unsigned Depth) const {
+const FunctionDecl *LoopWalk::followableCallee(const CallExpr *Call,
+                                               unsigned Depth) const {
   const FunctionDecl *Callee = Call->getDirectCallee();
   const FunctionDecl *Def = nullptr;
   if (isa<CXXOperatorCallExpr>(Call) || !Callee || !Callee->hasBody(Def) ||
@@ -367,8 +368,8 @@ const FunctionDecl *LoopCheck::followableCallee(const CallExpr *Call,
 /// anything else. A test compared in an unsigned type needs a constant
 /// a >= 0: from a negative a, V would compare as a huge value and the loop
 /// would not run at all.
-std::optional<LoopCheck::UnitRange>
-LoopCheck::unitRange(const ForStmt *L, const VarDecl *V, const CallFrame *F) {
+std::optional<LoopWalk::UnitRange>
+LoopWalk::unitRange(const ForStmt *L, const VarDecl *V, const CallFrame *F) {
   auto [Init, Start] = initVar(L);
   const Stmt *FnBody = F ? F->Callee->getBody() : Fn.getBody();
   if (Init != V || !isPlainInteger(V) || !onlyRead(L->getBody(), V) ||

@@ -1,25 +1,35 @@
-//===- LoopCheck.h - The state of one loop's checks -------------*- C++ -*-===//
+//===- LoopWalk.h - The one walk of a partitioned loop ----------*- C++ -*-===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
 //
-// Private to LoopChecker.cpp, SharingChecks.cpp, CallWrites.cpp,
-// PrivateChecks.cpp, DependenceChecks.cpp, SectionChecks.cpp, WalkReaders.cpp
-// and OutCover.cpp: the one walk of a loop's body (LoopCheck) and what it
-// records, which the DOALL checks (LoopChecker.cpp, and SharingChecks.cpp,
-// CallWrites.cpp, PrivateChecks.cpp and DependenceChecks.cpp for what
-// iterations share), the data-section checks
-// (SectionChecks.cpp) and the proof that out sections are written whole
-// (OutCover.cpp) read, through the readers in WalkReaders.cpp, and the small
-// AST helpers they share. Over 600 lines because it is the one interface
-// of those files, each of which declares what it adds here, next to the
-// record it reads.
+// The one walk of a partitioned loop (LoopWalk): what it records of the
+// loop's header, its body and its clauses, and the readers of that record,
+// which report nothing. The checks (LoopChecks.h, a class each, in the
+// order of Checks.def) read it and report; so do the proof that an
+// iteration writes an out section whole (coverOut) and the data clauses
+// fpm works out (deriveClauses). Where each part is defined:
+//
+//   the walk, the header, the clauses' names  LoopWalk.cpp
+//   each statement's parent, inner loops' ranges, invariants, subscripts
+//     and sections as IntPolys, which calls are followed  WalkReaders.cpp
+//   a shared scalar's reduction shape                     SharedScalars.cpp
+//   what varies between iterations                       IterationValues.cpp
+//   what the functions the body calls write               CallWrites.cpp
+//   how a use treats a private variable, whether the code after the loop
+//     reads it                                            PrivateChecks.cpp
+//   coverOut                                              OutCover.cpp
+//   deriveClauses                                         DeriveSections.cpp
+//
+// And the small AST helpers these files share. Over 600 lines because it
+// is the one interface of those files and of the checks, each part
+// declared next to the record it reads.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FPM_LIB_LOOPCHECK_H
-#define FPM_LIB_LOOPCHECK_H
+#ifndef FPM_LIB_LOOPWALK_H
+#define FPM_LIB_LOOPWALK_H
 
 #include "Analysis/IntPoly.h"
 #include "Analysis/LoopChecker.h"
@@ -258,9 +268,6 @@ struct Subscript {
   const DeclRefExpr *RootRef = nullptr;
 };
 
-/// How a subscript uses its element.
-enum class UseKind { Other, Read, Write, ReadWrite };
-
 /// One use of a variable in the body, in evaluation order.
 struct Access {
   const VarDecl *Var;
@@ -269,26 +276,100 @@ struct Access {
   bool Writes;
 };
 
-class LoopCheck {
+/// Why a loop's header is not in canonical form (readHeader), for the
+/// canonical-form check to say.
+struct HeaderFault {
+  enum Kind {
+    /// The init declares or assigns no integer variable.
+    Init,
+    /// The test does not compare the loop variable.
+    Test,
+    /// The increment is none of the forms allowed.
+    Increment,
+    /// A step of zero.
+    ZeroStep,
+    /// A step away from the test's bound (NoteLoc: the test).
+    Direction
+  } What;
+  SourceLocation Loc, NoteLoc;
+  /// Direction: the test wants the variable to increase.
+  bool WantsUp = false;
+};
+
+/// A name of the private clause, as the walk finds it at the loop.
+struct PrivateUse {
+  const PrivateName *Name;
+  enum Kind {
+    /// A variable declared outside the loop that the body uses (Var).
+    Private,
+    /// Visible at the loop, not used in the body.
+    Unused,
+    /// No variable visible at the loop.
+    Unknown,
+    /// The loop variable.
+    LoopVariable
+  } What;
+  const VarDecl *Var = nullptr;
+};
+
+/// A name of the reduction clause, as the walk finds it at the loop.
+struct ReductionUse {
+  const ReductionName *Name;
+  enum Kind {
+    /// A variable fpm reduces into.
+    Valid,
+    /// No variable visible at the loop.
+    Unknown,
+    /// Not a variable (a member of a class).
+    NotVariable,
+    LoopVariable,
+    /// Not a scalar of an arithmetic type.
+    NotArithmetic,
+    ConstOrVolatile,
+    Register,
+    /// A bitwise operator on a floating type.
+    BitwiseOnFloat
+  } What;
+  /// The variable, where it is one.
+  const VarDecl *Var = nullptr;
+  /// Valid, of a type that does not depend on a template parameter, and
+  /// the body never names it.
+  bool Unused = false;
+};
+
+/// The one walk of a partitioned loop: what it records of the loop's
+/// header, body and clauses, and the readers of that record. The walk and
+/// its readers report nothing: the checks (LoopChecks.h) do, each reading
+/// this record; checkOutCover and deriveDataClauses read it too.
+class LoopWalk {
 public:
-  LoopCheck(ASTContext &Ctx, const PartitionPragma &Pragma,
-            const FunctionDecl &Fn, const ForStmt &For,
-            llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates = {},
-            const SectionShapes *Shapes = nullptr)
+  LoopWalk(ASTContext &Ctx, const PartitionPragma &Pragma,
+           const FunctionDecl &Fn, const ForStmt &For,
+           llvm::ArrayRef<OmpThreadPrivate> ThreadPrivates = {},
+           const SectionShapes *Shapes = nullptr)
       : Ctx(Ctx), SM(Ctx.getSourceManager()), Diags(Ctx.getDiagnostics()),
         Pragma(Pragma), Fn(Fn), For(For), ThreadPrivates(ThreadPrivates),
         Shapes(Shapes) {}
 
-  bool run(CanonicalLoop &Loop, LoopVariables &Vars);
-  llvm::SmallVector<OutCover, 2> coverOut(const VarDecl &LoopVar);
+  /// Reads For's header into Loop, and the loop variable, its first value
+  /// and direction into the record; false, with Fault, where it is not in
+  /// canonical form (then nothing else is recorded).
+  bool readHeader(CanonicalLoop &Loop);
+  /// Walks the body once (Var set, by readHeader or by the caller), and
+  /// records what it uses and writes, its exits, what the functions it
+  /// calls write, and what the private and reduction clauses name.
+  void recordBody();
+  /// For each section of the out clause, in order, whether every
+  /// iteration writes all of it (OutCover.cpp).
+  llvm::SmallVector<OutCover, 2> coverOut();
 
-private:
-  bool checkHeader(CanonicalLoop &Loop);
   void walk(const Stmt *S);
   void walkTarget(const Expr *E, bool Reads);
   void recordSubscript(const ArraySubscriptExpr *ASE, bool IsWrite,
                        bool AlsoReads = false);
   void access(const Expr *At, const VarDecl *VD, bool Reads, bool Writes);
+  void findPrivates();
+  void findReductions();
   bool isInside(SourceLocation Loc, SourceRange Range) const;
   bool isOutsideLoop(const VarDecl *VD) const {
     return !isInside(VD->getLocation(), For.getSourceRange());
@@ -299,21 +380,11 @@ private:
                Ctx.getLangOpts())
         .str();
   }
-  bool checkGotos();
-  bool checkLocalNames();
   bool onlyLoaded(const Stmt *Root, const VarDecl *VD) const;
-  bool checkInvariant(const Expr *E, StringRef What);
-  bool checkSections(StringRef Clause, ArrayRef<DataSection> Sections);
-  bool checkReductions(llvm::SmallVectorImpl<ReductionVar> &Reductions,
-                       llvm::SmallPtrSetImpl<const VarDecl *> &Named);
   std::optional<const ValueDecl *> visibleDecl(StringRef Name) const;
 
-  // What iterations share (SharingChecks.cpp): writes to shared scalars,
-  // arrays written at the same elements by every iteration, loop-carried
-  // dependences between an array's write and its reads.
-  bool checkSharedWrites(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
-  bool checkArrayRaces(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
-  void reportDependences();
+  // What the body does with a scalar the iterations share (SharedScalars.cpp):
+  // a reduction's shape, a reduction that leaves the serial loop's value.
   std::optional<StringRef> reductionShape(const Expr *Target,
                                           const VarDecl *VD) const;
   /// A reduction that leaves in a variable the body writes but never reads
@@ -329,21 +400,15 @@ private:
   std::optional<FinalReduction> finalValueReduction(const VarDecl *VD) const;
   std::optional<int64_t> valueBeforeLoop(const VarDecl *VD) const;
   bool readsCarriedValue(const VarDecl *Except) const;
-  void reportSharedWrite(const VarDecl *VD, const Expr *At);
 
-  // What a private variable holds (PrivateChecks.cpp): read before it is
-  // written in an iteration, read after the loop.
+  // What a private variable holds (PrivateChecks.cpp, beside the checks
+  // that read them): how a use treats it, whether the code after the loop
+  // reads it.
   enum class VarUse { Read, Write, Escape, Ignore };
   VarUse useOf(const DeclRefExpr *DRE,
                llvm::SmallVectorImpl<const FieldDecl *> &Path) const;
   const DeclRefExpr *useInLambda(const LambdaExpr *Lambda,
                                  const DeclRefExpr *Capture) const;
-  void checkPrivateReads(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
-  void checkPrivateArrayRead(
-      const VarDecl *VD,
-      llvm::function_ref<void(const VarDecl *, const Expr *)> Warn);
-  void
-  checkPrivatesAfterLoop(const llvm::SmallSetVector<const VarDecl *, 4> &Priv);
   /// Whether the code after the loop may read VD before it writes it.
   struct ReadAfter {
     enum { No, Maybe, Yes } Kind = Maybe;
@@ -419,11 +484,9 @@ private:
   void walkValues(IterationValues &Values, const Stmt *Root, const Stmt *Whole);
   bool sameInEachIteration(const IterationValues &Values, const Expr *At,
                            llvm::ArrayRef<const Expr *> Indices) const;
-  bool isReadModifyWrite(const Subscript &W) const;
-  bool separatesIterations(const Subscript &W, const IterationValues &Values);
+  // (IterationValues.cpp, with the rest of IterationValues.)
   std::optional<IntPoly> iterationLeaf(const VarDecl *VD, const Stmt *At,
                                        InnerLoops *Inner, unsigned Depth);
-  std::optional<IntPoly> dependencePoly(const Expr *Index, const Stmt *At);
 
   // What the functions the body calls write of the variables declared
   // outside the loop (CallWrites.cpp).
@@ -485,11 +548,6 @@ private:
   std::optional<SharedFrame::Binding>
   boundTarget(const Expr *Arg, const SharedFrame *Caller, bool Reference) const;
   void markCallWrites();
-  bool checkCallWrites(const IterationValues &Values,
-                       const llvm::SmallSetVector<const VarDecl *, 4> &Priv,
-                       llvm::DenseSet<const VarDecl *> &Reported);
-  void noteCallWrite(const VarDecl *VD);
-  void noteThreadPrivate(const VarDecl *VD);
   /// Whether a function's first use of a parameter writes the elements it
   /// points to (firstUseOfParameter).
   enum class FirstUse { Writes, Reads, Unused, Unknown };
@@ -498,21 +556,8 @@ private:
   const FunctionDecl *followableCallee(const CallExpr *Call,
                                        unsigned Depth) const;
 
-  // The data clauses against the body's subscripts: what an OpenCL device
-  // would miss (docs/pragma.md, "Offloading").
-  struct ClauseSection {
-    StringRef Clause;
-    const DataSection *Section;
-  };
-  void checkDataUses();
-  void reportOutsideSection(const VarDecl *Array, const ClauseSection &CS);
-  void reportOutReadBeforeWrite(const VarDecl *Array,
-                                ArrayRef<ClauseSection> Sections);
-  std::optional<IntPoly>
-  offsetInSection(const Subscript &S, const IntPoly &Lower, InnerLoops &Inner);
-  bool provenOutside(const Subscript &S, const IntPoly &Lower,
-                     const IntPoly &Length);
-  UseKind useKind(const Subscript &S) const;
+  // The readers of the record the checks and the proofs share
+  // (WalkReaders.cpp).
   bool readsValue(const Expr *E) const;
   std::optional<IntPoly> sectionPoly(const DataSection &Section, bool Length);
   std::optional<IntPoly> bodyLeaf(const VarDecl *VD, const Stmt *Context,
@@ -528,8 +573,6 @@ private:
   llvm::SmallVector<const Stmt *, 4> enclosingLoops(const Stmt *S) const;
   bool evaluatedEachTime(const Stmt *Body, const Stmt *E) const;
   bool runsThrough(const Stmt *Body) const;
-  bool
-  writesAreVisible(const llvm::DenseSet<const VarDecl *> &ClauseArrays) const;
   /// The values of a `for` loop's variable: First to First + Count - 1.
   struct UnitRange {
     IntPoly First, Count;
@@ -547,11 +590,8 @@ private:
   /// the inner loops around it.
   std::optional<std::pair<IntPoly, IntPoly>> indexBounds(const Subscript &S,
                                                          size_t D);
+  DerivedClauses deriveClauses();
 
-public:
-  DerivedClauses deriveClauses(const VarDecl &LoopVar);
-
-private:
   // Whether an iteration writes every element of an out section
   // (OutCover.cpp).
   /// A `for` loop around a write (in the body or in a function it calls),
@@ -643,22 +683,31 @@ private:
   /// from the test, or from a step known at compile time).
   const Expr *Lower = nullptr;
   std::optional<bool> Increasing;
-  bool Ok = true;
-  /// Walk without reporting (checkOutCover: the loop was checked before).
-  bool Quiet = false;
+  /// Why the header is not in canonical form (readHeader).
+  std::optional<HeaderFault> Fault;
 
   // The walk's state and findings.
   unsigned LoopDepth = 0, SwitchDepth = 0, LambdaDepth = 0;
   llvm::SmallVector<Access, 32> Accesses;
   llvm::SmallVector<Subscript, 16> Subscripts;
   llvm::SmallSetVector<const VarDecl *, 4> NestedInductionVars;
-  /// C: the enclosing function's types, typedefs and enums the body uses
-  /// (checkLocalNames), in source order.
-  llvm::SmallVector<const NamedDecl *, 4> LocalTypes;
+  /// What leaves the loop from the body, outside lambdas, in the order of
+  /// the walk: a `break` of the loop itself, a `return`, a computed `goto`.
+  llvm::SmallVector<const Stmt *, 2> Exits;
   llvm::SmallVector<const GotoStmt *, 2> Gotos;
-  /// The private variables, and the reduction ones, once run() knows them.
-  llvm::SmallPtrSet<const VarDecl *, 4> PrivateVars;
-  llvm::SmallPtrSet<const VarDecl *, 2> ReductionVars;
+  /// Each name of the private and the reduction clause, as found at the
+  /// loop, in the clauses' order.
+  llvm::SmallVector<PrivateUse, 4> PrivateUses;
+  llvm::SmallVector<ReductionUse, 2> ReductionUses;
+  /// The variables each iteration has its own copy of: the private
+  /// clause's and the induction variables of nested loops, less the valid
+  /// reduction variables.
+  llvm::SmallSetVector<const VarDecl *, 4> Private;
+  /// The reduction clause's valid variables, in its order.
+  llvm::SmallVector<ReductionVar, 2> Reductions;
+  /// Every variable the reduction clause names, valid or not (the body may
+  /// write them: an error about the clause is enough).
+  llvm::SmallPtrSet<const VarDecl *, 2> Reduced;
   /// What the functions the body calls write (markCallWrites), without
   /// the body's values.
   llvm::SmallVector<CallWrite, 2> CallWrites;
@@ -677,4 +726,4 @@ private:
 
 } // namespace fpm::detail
 
-#endif // FPM_LIB_LOOPCHECK_H
+#endif // FPM_LIB_LOOPWALK_H
