@@ -254,7 +254,11 @@ private:
     log.device = device.found().id;
     const TraceTarget target{traceLoop_, device.lane()};
     const FaultSeam faults(faults_, log.device);
-    PoolFeed feed(*this, d, log, false);
+    PoolFeed pool(*this, d, log, false);
+    HostAccessFeed inRegion(pool, host_);
+    WorkFeed &feed = device.usesHostMemory() && host_.needed()
+                         ? static_cast<WorkFeed &>(inRegion)
+                         : pool;
     if (device.run(feed, {*call_.kernel, faults, tracing_ ? &target : nullptr,
                           call_.reductions, call_.body, call_.context}))
       return;
@@ -289,7 +293,8 @@ private:
   bool tracing_;
   std::vector<WorkerLog> logs_;
   std::int64_t base_; ///< the call's first iteration
-  HostAccess host_;   ///< a CPU range's side of a data region
+  /// A data region's side of a CPU range, or of a host-memory device's.
+  HostAccess host_;
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::exception_ptr error_;
