@@ -635,12 +635,11 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
         busy[log.rescueDevice].second += log.rescueIterations;
       }
     }
-    // The CPU PE's busy time is the mean of its threads': its utilisation
-    // is then the team's.
-    if (auto it = busy.find("cpu"); it != busy.end() && cpuWorkers > 0)
-      it->second.first /= cpuWorkers;
     for (const auto &[device, total] : busy)
-      stats.busy(device, total.first, total.second);
+      if (device == CpuProfileId)
+        stats.teamBusy(device, total.first, total.second, cpuWorkers);
+      else
+        stats.busy(device, total.first, total.second);
     firstCall = state.calls++ == 0;
     if (auto it = state.balancers.find(balanceKey);
         balancing && it != state.balancers.end() &&
