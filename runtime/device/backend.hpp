@@ -65,9 +65,8 @@ struct DeviceRun {
   /// reduction arguments.
   ReductionPartials *reductions = nullptr;
   /// The loop's compiled CPU body and its context, for a device that runs
-  /// host code (test/unit/'s simulated one). What the executor does around
-  /// a CPU thread's chunks (a data region's host copies, the CPU's
-  /// reduction partials) is not done for it: its tests use neither.
+  /// host code (test/unit/'s simulated one): a loop with reductions gives
+  /// one that adds each range's partials to `reductions` itself.
   fpm_body_fn body = nullptr;
   void *context = nullptr;
 };
@@ -93,6 +92,10 @@ public:
   virtual std::int64_t fill() const = 0;
   /// Ranges it keeps in flight.
   virtual std::size_t pipelineDepth() const = 0;
+  /// It works in the host's memory (it runs DeviceRun::body): in a data
+  /// region its ranges take the host's copies, as a CPU thread's do,
+  /// rather than copies of its own (residency/).
+  virtual bool usesHostMemory() const { return false; }
 
   /// Its ranges' trace lane, and its host thread's when that runs CPU
   /// chunks after a failure; nameTraceLanes() names them and any others

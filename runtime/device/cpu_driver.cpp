@@ -6,23 +6,17 @@
 
 #include "device/cpu_driver.hpp"
 
-#include "trace/trace.hpp"
-
 namespace fpm {
 
 int runCpuDriver(WorkFeed &feed, fpm_body_fn body, void *context,
                  const TraceTarget *trace) {
+  CpuChunkRunner runner(body, context, true, trace);
   while (!feed.stopped()) {
     const std::optional<Range> range = feed.next();
     if (!range)
       return 0;
-    const std::int64_t start = trace::now();
-    const int status = body(range->begin, range->end, context);
-    const std::int64_t finish = trace::now();
-    feed.done(*range, static_cast<double>(finish - start) * 1e-9);
-    if (trace)
-      trace::chunk(trace->loop, trace->lane, "cpu", range->begin, range->end,
-                   start, finish);
+    const int status = runner.run(*range);
+    feed.done(*range, runner.lastSeconds());
     if (status != 0)
       return status;
   }

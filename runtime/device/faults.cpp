@@ -1,10 +1,12 @@
-//===- device/faults.cpp - Faults injected into OpenCL PEs ----------------===//
+//===- device/faults.cpp - Faults injected into device PEs ----------------===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
 //===----------------------------------------------------------------------===//
 
 #include "device/faults.hpp"
+
+#include "device/backend.hpp"
 #include "support/text.hpp"
 
 #include <algorithm>
@@ -101,8 +103,8 @@ parseInjectedFaults(std::string_view text,
       throw std::invalid_argument(
           "FPM_INJECT_FAULT \"" + excerpt(whole) + "\": there is no PE '" +
           excerpt(fault.pe) + "' to fail in this run (" +
-          (known.empty() ? std::string("no OpenCL device was found")
-                         : "its OpenCL devices: " + known) +
+          (known.empty() ? "no " + backendTitles() + " device was found"
+                         : "its " + backendTitles() + " devices: " + known) +
           ")");
     }
   return faults;

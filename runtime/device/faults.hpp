@@ -1,4 +1,4 @@
-//===- device/faults.hpp - Faults injected into OpenCL PEs -----*- C++ -*-===//
+//===- device/faults.hpp - Faults injected into device PEs -----*- C++ -*-===//
 //
 // Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
 //
@@ -6,8 +6,9 @@
 //
 // The seam the fault tests use (FPM_INJECT_FAULT=pe:k[:wait][,pe:k...]): a
 // device PE fails at its program build (k = 0), when it enqueues its k-th
-// chunk, or while it waits for it. A driver asks faultAt() at each of those
-// points and throws FaultError, which it then handles as an OpenCL error.
+// chunk, or while it waits for it. A driver asks FaultSeam::at() at each
+// of those points, which throws FaultError, and handles it as a failure of
+// its device (OpenCL's as an OpenCL error).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -33,8 +34,9 @@ class FaultError : public std::runtime_error {
 
 /// Reads FPM_INJECT_FAULT's `text` (empty: none). Throws
 /// std::invalid_argument naming the variable for a malformed list, or one
-/// naming a PE that is not among `knownPes` (the OpenCL devices found): a
-/// fault test would otherwise pass without injecting anything.
+/// naming a PE that is not among `knownPes` (the devices every backend
+/// found, named by the backends' titles): a fault test would otherwise
+/// pass without injecting anything.
 std::vector<InjectedFault>
 parseInjectedFaults(std::string_view text,
                     std::span<const std::string> knownPes);

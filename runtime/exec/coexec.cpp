@@ -254,7 +254,11 @@ private:
     log.device = device.found().id;
     const TraceTarget target{traceLoop_, device.lane()};
     const FaultSeam faults(faults_, log.device);
-    PoolFeed feed(*this, d, log, false);
+    PoolFeed pool(*this, d, log, false);
+    HostAccessFeed inRegion(pool, host_);
+    WorkFeed &feed = device.usesHostMemory() && host_.needed()
+                         ? static_cast<WorkFeed &>(inRegion)
+                         : pool;
     if (device.run(feed, {*call_.kernel, faults, tracing_ ? &target : nullptr,
                           call_.reductions, call_.body, call_.context}))
       return;
@@ -289,7 +293,8 @@ private:
   bool tracing_;
   std::vector<WorkerLog> logs_;
   std::int64_t base_; ///< the call's first iteration
-  HostAccess host_;   ///< a CPU range's side of a data region
+  /// A data region's side of a CPU range, or of a host-memory device's.
+  HostAccess host_;
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::exception_ptr error_;
@@ -631,12 +636,11 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
         busy[log.rescueDevice].second += log.rescueIterations;
       }
     }
-    // The CPU PE's busy time is the mean of its threads': its utilisation
-    // is then the team's.
-    if (auto it = busy.find("cpu"); it != busy.end() && cpuWorkers > 0)
-      it->second.first /= cpuWorkers;
     for (const auto &[device, total] : busy)
-      stats.busy(device, total.first, total.second);
+      if (device == CpuProfileId)
+        stats.teamBusy(device, total.first, total.second, cpuWorkers);
+      else
+        stats.busy(device, total.first, total.second);
     // A kept split starts the next call where this one ended, steals
     // included: rows a thief took stay with it, and move no more.
     if (auto it = state.lastSplits.find(balanceKey);

@@ -30,6 +30,7 @@
 
 #include "exec/exec.hpp"
 
+#include "device/cpu_driver.hpp"
 #include "exec/coexec.hpp"
 #include "exec/cpu_adaptation.hpp"
 #include "exec/host_access.hpp"
@@ -283,16 +284,11 @@ void printOnce(const LoopCall &call, CpuPlan &plan) {
   printSplit(loopKey(call), loopLabel(call), text, text);
 }
 
-/// Busy time per thread, kept only when FPM_TRACE or FPM_VERBOSE asks.
-struct ThreadLog {
-  alignas(64) double busy = 0; // one cache line per thread
-  std::int64_t iterations = 0;
-};
-
+/// What FPM_TRACE or FPM_VERBOSE asks of a call: each thread's busy time
+/// (in the plan's timings) and, traced, its chunks under `loop`.
 struct Recording {
   bool trace = false;
   std::string_view loop;
-  std::vector<ThreadLog> threads;
 };
 
 /// A named loop's profile recorder as one thread keeps it, and how often
@@ -353,67 +349,43 @@ bool timeThisCall(RecorderSlot &slot, std::int64_t now) {
   return due;
 }
 
-/// One thread's iterations and busy time (its chunks' times, not the gaps
-/// between them: a thread that woke up late or waited to draw is not a slow
-/// one) over its share of a call, written to `slot` at the end; nothing
-/// when `slot` is null.
-class ShareTimer {
+/// One thread's share of a call: its chunks through the CPU runner, timed
+/// when `timings` is set (traced too with `recording`'s trace), and its
+/// iterations and busy time written to its slot of `timings` at the end.
+class ThreadShare {
 public:
-  explicit ShareTimer(Sample *slot) : slot_(slot) {}
-  ShareTimer(const ShareTimer &) = delete;
-  ShareTimer &operator=(const ShareTimer &) = delete;
-  ~ShareTimer() {
+  ThreadShare(const LoopCall &call, const Recording *recording, Sample *timings,
+              int worker)
+      : target_{recording ? recording->loop : std::string_view(), 1 + worker},
+        runner_(call.body, call.context, timings != nullptr,
+                recording && recording->trace ? &target_ : nullptr),
+        slot_(timings ? timings + worker : nullptr) {}
+  ThreadShare(const ThreadShare &) = delete;
+  ThreadShare &operator=(const ThreadShare &) = delete;
+  ~ThreadShare() {
     if (slot_)
-      *slot_ = {iterations_, static_cast<double>(busy_) * 1e-9};
+      *slot_ = {runner_.iterations(), runner_.busySeconds()};
   }
-  /// Runs `chunk()` (which runs `size` iterations), timing it when kept.
-  template <class Chunk> bool time(std::int64_t size, Chunk &&chunk) {
-    iterations_ += size;
-    if (!slot_)
-      return chunk();
-    const std::int64_t start = trace::now();
-    const bool stop = chunk();
-    busy_ += trace::now() - start;
-    return stop;
-  }
-
-private:
-  Sample *slot_;
-  std::int64_t iterations_ = 0;
-  std::int64_t busy_ = 0;
-};
-
-/// Runs one chunk, [begin, end) of the call's iterations; true when the
-/// loop must stop.
-inline bool runChunk(const LoopCall &call, std::int64_t begin, std::int64_t end,
-                     std::atomic<bool> &stop, Recording *recording,
-                     int worker) {
-  int status = 0;
-  if (recording) {
-    const std::int64_t start = trace::now();
-    status = call.body(begin, end, call.context);
-    const std::int64_t finish = trace::now();
-    ThreadLog &log = recording->threads[static_cast<std::size_t>(worker)];
-    log.busy += static_cast<double>(finish - start) * 1e-9;
-    log.iterations += end - begin;
-    if (recording->trace)
-      trace::chunk(recording->loop, 1 + worker, "cpu", begin, end, start,
-                   finish);
-  } else {
-    status = call.body(begin, end, call.context);
-  }
-  if (status != 0) {
+  /// Runs [begin, end) of the call's iterations; true when the loop must
+  /// stop.
+  bool run(std::int64_t begin, std::int64_t end, std::atomic<bool> &stop) {
+    if (runner_.run({begin, end}) == 0)
+      return false;
     stop.store(true, std::memory_order_relaxed);
     return true;
   }
-  return false;
-}
+
+private:
+  TraceTarget target_;
+  CpuChunkRunner runner_;
+  Sample *slot_;
+};
 
 /// One thread's share of a self-scheduled loop.
 void drawChunks(const LoopCall &call, const CpuPlan &cpu,
                 ChunkGenerator &generator, int worker, std::atomic<bool> &stop,
-                Recording *recording, Sample *timings) {
-  ShareTimer timer(timings ? timings + worker : nullptr);
+                const Recording *recording, Sample *timings) {
+  ThreadShare share(call, recording, timings, worker);
   const std::int64_t units = generator.iterations();
   const std::int64_t granule = cpu.plan.granule;
   const std::int64_t base = call.iterations().begin;
@@ -427,10 +399,7 @@ void drawChunks(const LoopCall &call, const CpuPlan &cpu,
     const std::int64_t begin = chunk->begin * granule;
     const std::int64_t end =
         unitEnd >= units ? cpu.iterations : unitEnd * granule;
-    if (timer.time(end - begin, [&] {
-          return runChunk(call, base + begin, base + end, stop, recording,
-                          worker);
-        }))
+    if (share.run(base + begin, base + end, stop))
       return;
   }
 }
@@ -438,9 +407,9 @@ void drawChunks(const LoopCall &call, const CpuPlan &cpu,
 /// The packages of PEs worker, worker + team, ...: all of them when the team
 /// came out smaller than planned.
 void runPackages(const LoopCall &call, const CpuPlan &cpu, int worker, int team,
-                 std::atomic<bool> &stop, Recording *recording,
+                 std::atomic<bool> &stop, const Recording *recording,
                  Sample *timings) {
-  ShareTimer timer(timings ? timings + worker : nullptr);
+  ThreadShare share(call, recording, timings, worker);
   const std::int64_t base = call.iterations().begin;
   const std::vector<std::vector<Range>> &packages = cpu.plan.packages;
   for (std::size_t pe = static_cast<std::size_t>(worker); pe < packages.size();
@@ -448,10 +417,7 @@ void runPackages(const LoopCall &call, const CpuPlan &cpu, int worker, int team,
     for (const Range &package : packages[pe]) {
       if (stop.load(std::memory_order_relaxed))
         return;
-      if (timer.time(package.size(), [&] {
-            return runChunk(call, base + package.begin, base + package.end,
-                            stop, recording, worker);
-          }))
+      if (share.run(base + package.begin, base + package.end, stop))
         return;
     }
 }
@@ -515,31 +481,27 @@ LoopStatus runLoop(const LoopCall &call) {
     recording->trace = tracing;
     recording->loop =
         call.name.empty() ? std::string_view("(unnamed)") : call.name;
-    recording->threads.resize(static_cast<std::size_t>(threads));
     if (tracing)
       for (int t = 0; t < threads; ++t)
         trace::nameLane(1 + t, "cpu thread " + std::to_string(t));
   }
-  Recording *record = recording ? &*recording : nullptr;
+  const Recording *record = recording ? &*recording : nullptr;
   const std::int64_t started = record ? trace::now() : 0;
 
   // Online profiling: when this call is due, each thread's share.
   ProfileRecorder *recorder = nullptr;
-  Sample *timings = nullptr;
   if (!call.name.empty()) {
     RecorderSlot &slot = recorderFor(call.name);
-    if (timeThisCall(slot, record ? started : -1)) {
+    if (timeThisCall(slot, record ? started : -1))
       recorder = slot.recorder;
-      // A thread of a smaller team than planned leaves its slot empty.
-      std::fill(plan.timings.begin(), plan.timings.end(), Sample{0, 0.0});
-      timings = plan.timings.data();
-    }
   }
-
   // `auto` measures its threads now and then (Adaptation).
   const bool adaptive = plan.schedule.automatic && threads > 1;
   const bool measured = adaptive && plan.adaptation.measureThisCall();
-  if (measured && !timings) {
+  // Each thread's iterations and busy time, for whoever of these reads
+  // them; a thread of a smaller team than planned leaves its slot empty.
+  Sample *timings = nullptr;
+  if (record || recorder || measured) {
     std::fill(plan.timings.begin(), plan.timings.end(), Sample{0, 0.0});
     timings = plan.timings.data();
   }
@@ -575,15 +537,14 @@ LoopStatus runLoop(const LoopCall &call) {
                            ceilDiv(plan.iterations, plan.plan.granule),
                            plan.threads);
   if (record) {
-    // The CPU team is one PE: its busy time is its threads' mean.
     trace::CallStats stats{std::string(record->loop)};
     double busy = 0;
     std::int64_t ran = 0;
-    for (const ThreadLog &log : record->threads) {
-      busy += log.busy;
-      ran += log.iterations;
+    for (const auto &[iterations, seconds] : plan.timings) {
+      busy += seconds;
+      ran += iterations;
     }
-    stats.busy("cpu", busy / threads, ran);
+    stats.teamBusy("cpu", busy, ran, threads);
     stats.finish(static_cast<double>(trace::now() - started) * 1e-9);
   }
   return stopped ? LoopStatus::Stopped : LoopStatus::Completed;

@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// In a data region (residency/), a CPU range reads and writes the host's
-// copies of the arrays: before it runs, what of its read sections (in,
+// In a data region (residency/), a CPU range (or one of a device that works
+// in the host's memory, PeDevice::usesHostMemory()) reads and writes the
+// host's copies of the arrays: before it runs, what of its read sections (in,
 // inout) only a device holds comes back, and an inout section counts as the
 // host's from then on (no other range of the call touches those elements:
 // the loop is DOALL); an out section, which the range writes whole, counts

@@ -484,6 +484,11 @@ void CallStats::busy(std::string_view device, double seconds,
   pe->iterations += iterations;
 }
 
+void CallStats::teamBusy(std::string_view device, double summedSeconds,
+                         std::int64_t iterations, int threads) {
+  busy(device, summedSeconds / std::max(threads, 1), iterations);
+}
+
 void CallStats::finish(double wallSeconds) {
   Recorder &r = recorder();
   if (!r.verbose.load(std::memory_order_relaxed))

@@ -117,6 +117,11 @@ public:
   /// Adds `seconds` of busy time and `iterations` to PE `device`. From one
   /// thread (the call's), like everything on one CallStats.
   void busy(std::string_view device, double seconds, std::int64_t iterations);
+  /// The same for a PE that is a team of `threads` running side by side
+  /// (the CPU's): `summedSeconds` is their busy times' sum, and the PE's
+  /// busy time their mean, so that its utilisation is the team's.
+  void teamBusy(std::string_view device, double summedSeconds,
+                std::int64_t iterations, int threads);
   /// Records the call's wall time and merges it into the loop's totals
   /// (only when verbose()). Thread-safe; called once, after every busy().
   void finish(double wallSeconds);

@@ -4,8 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Through the public API (fpm.h, fpm.hpp), on the machine's OpenCL device
-// (PoCL's CPU device in CI; skipped without one): every schedule runs every
+// Through the public API (fpm.h, fpm.hpp), on the device under test
+// (device_under_test.hpp): the machine's OpenCL device (PoCL's CPU device in
+// CI; skipped without one) in fpm-unittests, the simulated sim0 in
+// fpm-unittests-simulated: every schedule runs every
 // iteration exactly once whether the CPU body or the kernel ran it, with
 // row, strided, shared, OUT and INOUT sections and scalars; injected and
 // real device failures lose and repeat nothing, say so once, and drop the
@@ -21,6 +23,7 @@
 #include "device/opencl/opencl.hpp"
 #include "fpm/fpm.h"
 #include "fpm/fpm.hpp"
+#include "unit/device_under_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -47,10 +50,13 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 namespace {
+
+namespace dut = fpm::test::dut;
 
 using fpm::test::namedLoop;
 using fpm::test::ScopedEnv;
@@ -77,25 +83,28 @@ const char *const EverySchedule[] = {
 /// (OpenClWorkGroupSize).
 constexpr int OpenClGroup = 64;
 
-const char *const Faults[] = {"opencl0:0", "opencl0:1", "opencl0:2",
-                              "opencl0:2:wait"};
+/// The device's program build, its first and second ranges, and its second
+/// while it is waited for.
+const std::string Faults[] = {dut::id(0) + ":0", dut::id(0) + ":1",
+                              dut::id(0) + ":2", dut::id(0) + ":2:wait"};
 
 /// The lines of `text` that contain every one of `words`.
 int linesWith(const std::string &text,
-              std::initializer_list<const char *> words) {
+              std::initializer_list<std::string_view> words) {
   std::istringstream in(text);
   std::string line;
   int count = 0;
   while (std::getline(in, line)) {
     bool all = true;
-    for (const char *word : words)
+    for (std::string_view word : words)
       all = all && line.find(word) != std::string::npos;
     count += all ? 1 : 0;
   }
   return count;
 }
 
-/// Counts what the CPU bodies ran. The first calls (one per CPU thread) may
+/// Counts what the CPU bodies ran (not a device's that runs the body: what
+/// it runs is as a kernel's). The first calls (one per CPU thread) may
 /// wait a little, so that the device surely gets work before the CPU
 /// threads could take it all (stealing moves work to whoever is idle).
 struct CpuSide {
@@ -109,6 +118,8 @@ struct CpuSide {
   std::atomic<bool> ragged{false};
 
   void enter(std::int64_t begin, std::int64_t end) {
+    if (dut::onDevice())
+      return;
     calls.fetch_add(1);
     iterations.fetch_add(end - begin);
     if (grain > 1 && (begin % grain != 0 || (end % grain != 0 && end != trips)))
@@ -421,16 +432,11 @@ int runCombo(const std::string &name, const char *schedule, Combo &state,
 // cache, and a team of two (one CPU thread, one device host thread).
 //===----------------------------------------------------------------------===//
 
-bool haveDevice() {
-  const auto &found = fpm::opencl::devices();
-  return !found.empty() && found.front().id == "opencl0";
-}
-
 class CoexecTest : public testing::Test {
 protected:
   void SetUp() override {
-    if (!haveDevice())
-      GTEST_SKIP() << "no OpenCL device on this machine";
+    if (!dut::present())
+      GTEST_SKIP() << "no " << dut::Title << " device on this machine";
     warmUp();
   }
 
@@ -459,7 +465,7 @@ protected:
   }
 
   ScopedEnv schedule_{"FPM_SCHEDULE", std::nullopt};
-  ScopedEnv devices_{"FPM_DEVICES", std::nullopt};
+  ScopedEnv devices_{"FPM_DEVICES", dut::defaultDevices()};
   ScopedEnv fault_{"FPM_INJECT_FAULT", std::nullopt};
   ScopedEnv verbose_{"FPM_VERBOSE", std::nullopt};
   ScopedEnv trace_{"FPM_TRACE", std::nullopt};
@@ -588,7 +594,7 @@ TEST_F(CoexecTest, CpuOnlyNeverUsesTheKernel) {
 
 TEST_F(CoexecTest, DevicesByIdWithoutTheCpu) {
   // Only the device (by id, and as "gpu"): the CPU body never runs.
-  for (const char *devices : {"opencl0", "gpu"}) {
+  for (const char *devices : {dut::Device, dut::Alone}) {
     SCOPED_TRACE(devices);
     ScopedEnv env("FPM_DEVICES", devices);
     Increment state(4000);
@@ -606,6 +612,7 @@ TEST_F(CoexecTest, ACallGivesEachArgumentItsBuffersBack) {
   // released buffer first, so a call that gave them back first to last
   // swapped them in the next call (and a kernel can run faster on one
   // buffer than on another). A call leaves the pool's order as it found it.
+  FPM_TEST_OPENCL_ONLY("its buffer pool is OpenCL's");
   // The whole device, whatever the team leaves free: openDevice(0, 0).
   const fpm::opencl::DeviceInfo &info = fpm::opencl::devices().front();
   ScopedEnv units("FPM_OPENCL_CPU_UNITS", std::to_string(info.computeUnits));
@@ -659,8 +666,9 @@ TEST_F(CoexecTest, ACallGivesEachArgumentItsBuffersBack) {
 
 TEST_F(CoexecTest, DevicesThatDoNotExistAreNamedOnce) {
   // FPM_DEVICES=opencl1 with no such device ran on the CPU without a word.
+  const std::string missing = dut::id(7), title = dut::Title;
   {
-    ScopedEnv env("FPM_DEVICES", "opencl7");
+    ScopedEnv env("FPM_DEVICES", missing);
     for (int call = 0; call < 2; ++call) {
       Increment state(4000);
       testing::internal::CaptureStderr();
@@ -670,21 +678,24 @@ TEST_F(CoexecTest, DevicesThatDoNotExistAreNamedOnce) {
       EXPECT_EQ(state.problem(), "");
       EXPECT_EQ(state.cpu.iterations, 4000);
       if (call == 0) {
-        EXPECT_EQ(err.rfind("fpm: FPM_DEVICES \"opencl7\": there is no OpenCL "
-                            "device opencl7 (the OpenCL devices are opencl0 (",
+        EXPECT_EQ(err.rfind("fpm: FPM_DEVICES \"" + missing +
+                                "\": there is no " + title + " device " +
+                                missing + " (the " + title + " devices are " +
+                                dut::Device + " (",
                             0),
                   0u)
             << err;
         EXPECT_NE(err.find("); the loop runs on the CPU\n"), std::string::npos)
             << err;
-        EXPECT_EQ(linesWith(err, {"opencl7"}), 1) << err;
+        EXPECT_EQ(linesWith(err, {missing}), 1) << err;
       } else {
         EXPECT_EQ(err, ""); // once per process
       }
     }
   }
   // Beside a device that is there, the loop runs on that one.
-  ScopedEnv env("FPM_DEVICES", "opencl0,opencl9");
+  const std::string beside = std::string(dut::Device) + "," + dut::id(9);
+  ScopedEnv env("FPM_DEVICES", beside);
   Increment state(4000);
   testing::internal::CaptureStderr();
   ASSERT_EQ(runIncrement("coexec.missing-device.beside", "gss", state), FPM_OK)
@@ -692,7 +703,7 @@ TEST_F(CoexecTest, DevicesThatDoNotExistAreNamedOnce) {
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(state.problem(), "");
   EXPECT_EQ(state.cpu.iterations, 0);
-  EXPECT_EQ(linesWith(err, {"FPM_DEVICES \"opencl0,opencl9\"", "opencl9",
+  EXPECT_EQ(linesWith(err, {"FPM_DEVICES \"" + beside + "\"", dut::id(9),
                             "the loop runs without it"}),
             1)
       << err;
@@ -706,7 +717,7 @@ TEST_F(CoexecTest, VerboseDescribesTheSplitOnce) {
       << fpm_last_error();
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(state.problem(), "");
-  EXPECT_EQ(linesWith(err, {"coexec.verbose-loop", "opencl0", "cpu"}), 1)
+  EXPECT_EQ(linesWith(err, {"coexec.verbose-loop", dut::Device, "cpu"}), 1)
       << err;
   // Once per loop and split, not per call.
   state.reset();
@@ -743,6 +754,7 @@ void expectVariableChecked(const char *variable,
 }
 
 TEST_F(CoexecTest, PipelineDepthFromTheEnvironment) {
+  FPM_TEST_OPENCL_ONLY("OpenCL's variable, read when it opens a device");
   expectVariableChecked("FPM_OPENCL_PIPELINE", {"1", "2", "4"}, "0");
 }
 
@@ -751,6 +763,7 @@ TEST_F(CoexecTest, StealFromTheEnvironment) {
 }
 
 TEST_F(CoexecTest, CpuUnitsFromTheEnvironment) {
+  FPM_TEST_OPENCL_ONLY("OpenCL's variable, read when it opens a device");
   expectVariableChecked("FPM_OPENCL_CPU_UNITS", {"1"}, "many");
 }
 
@@ -764,7 +777,7 @@ TEST_F(CoexecFaultTest, InjectedFaultsLoseAndRepeatNothing) {
   // PoCL keeps one chunk in flight by default; a GPU keeps two, and then a
   // fault finds another chunk enqueued behind the failing one.
   for (const char *pipeline : {"1", "2"})
-    for (const char *fault : Faults) {
+    for (const std::string &fault : Faults) {
       ScopedEnv depth("FPM_OPENCL_PIPELINE", pipeline);
       ScopedEnv env("FPM_INJECT_FAULT", fault);
       for (const char *schedule : EverySchedule) {
@@ -778,11 +791,12 @@ TEST_F(CoexecFaultTest, InjectedFaultsLoseAndRepeatNothing) {
         std::string err = testing::internal::GetCapturedStderr();
         ASSERT_EQ(status, FPM_OK) << fpm_last_error();
         EXPECT_EQ(state.problem(), "");
-        EXPECT_EQ(linesWith(err, {"opencl0", "failed", "injected fault"}), 1)
+        EXPECT_EQ(linesWith(err, {dut::Device, "failed", "injected fault"}), 1)
             << err;
         EXPECT_EQ(linesWith(err, {"failed"}), 1) << err;
 
-        // The loop does not use opencl0 again: the fault would fire again.
+        // The loop does not use the device again: the fault would fire
+        // again.
         state.reset();
         state.cpu.reset(0);
         testing::internal::CaptureStderr();
@@ -803,7 +817,7 @@ TEST_F(CoexecFaultTest, InjectedFaultsWithEverySection) {
   const std::int64_t trips = 3001;
   Combo state(trips);
   ScopedEnv depth("FPM_OPENCL_PIPELINE", "2");
-  for (const char *fault : Faults)
+  for (const std::string &fault : Faults)
     for (const char *schedule : {"equal", "gss", "fss, 50", "css(3)", "auto"}) {
       ScopedEnv env("FPM_INJECT_FAULT", fault);
       const std::string name =
@@ -816,7 +830,7 @@ TEST_F(CoexecFaultTest, InjectedFaultsWithEverySection) {
       const std::string err = testing::internal::GetCapturedStderr();
       ASSERT_EQ(status, FPM_OK) << fpm_last_error();
       EXPECT_EQ(state.problem(), "");
-      EXPECT_EQ(linesWith(err, {"opencl0", "failed", "injected fault"}), 1)
+      EXPECT_EQ(linesWith(err, {dut::Device, "failed", "injected fault"}), 1)
           << err;
     }
 }
@@ -824,10 +838,10 @@ TEST_F(CoexecFaultTest, InjectedFaultsWithEverySection) {
 TEST_F(CoexecFaultTest, DeviceOnlyLoopSurvivesItsDevice) {
   // FPM_DEVICES=gpu: no CPU thread takes part, so the failed device's host
   // thread runs what is left on the CPU.
-  ScopedEnv devices("FPM_DEVICES", "gpu");
+  ScopedEnv devices("FPM_DEVICES", dut::Alone);
   const std::int64_t trips = 4000;
   Increment state(trips);
-  for (const char *fault : Faults)
+  for (const std::string &fault : Faults)
     for (const char *schedule : {"gss", "equal", "pss", "tss, 30"}) {
       ScopedEnv env("FPM_INJECT_FAULT", fault);
       const std::string name =
@@ -839,10 +853,10 @@ TEST_F(CoexecFaultTest, DeviceOnlyLoopSurvivesItsDevice) {
       std::string err = testing::internal::GetCapturedStderr();
       ASSERT_EQ(status, FPM_OK) << fpm_last_error();
       EXPECT_EQ(state.problem(), "");
-      EXPECT_EQ(linesWith(err, {"opencl0", "failed", "injected fault"}), 1)
+      EXPECT_EQ(linesWith(err, {dut::Device, "failed", "injected fault"}), 1)
           << err;
       EXPECT_GT(state.cpu.iterations, 0);
-      if (std::string(fault) == "opencl0:0")
+      if (fault == Faults[0])
         EXPECT_EQ(state.cpu.iterations, trips);
       // Again: no device is left for this loop; it runs on the CPU.
       state.reset();
@@ -857,6 +871,7 @@ TEST_F(CoexecFaultTest, DeviceOnlyLoopSurvivesItsDevice) {
 }
 
 TEST_F(CoexecFaultTest, KernelThatDoesNotBuild) {
+  FPM_TEST_OPENCL_ONLY("it builds no OpenCL C");
   const char *const broken = R"(
 __kernel void increment(__global int *x) {
   x[get_global_id(0)] = ;
@@ -888,6 +903,7 @@ __kernel void increment(__global int *x) {
 }
 
 TEST_F(CoexecFaultTest, KernelNameThatDoesNotExist) {
+  FPM_TEST_OPENCL_ONLY("it builds no OpenCL C");
   Increment state(4000);
   testing::internal::CaptureStderr();
   const int status = runIncrement("coexec.no-such-kernel", "gss", state,
@@ -901,8 +917,11 @@ TEST_F(CoexecFaultTest, KernelNameThatDoesNotExist) {
 }
 
 TEST_F(CoexecFaultTest, BadInjectFaultIsRefused) {
-  for (const char *text : {"opencl0", "opencl0:x", ":3", "opencl0:0:wait",
-                           "opencl7:1", "opencl0:1,opencl7:2", "cpu:1"}) {
+  const std::string device = dut::Device, seventh = dut::id(7);
+  for (const std::string &text :
+       {device, device + ":x", std::string(":3"), device + ":0:wait",
+        seventh + ":1", device + ":1," + seventh + ":2",
+        std::string("cpu:1")}) {
     SCOPED_TRACE(text);
     ScopedEnv env("FPM_INJECT_FAULT", text);
     Increment state(100);
@@ -917,18 +936,20 @@ TEST_F(CoexecFaultTest, BadInjectFaultIsRefused) {
 
 TEST_F(CoexecFaultTest, AFaultForAPeNotInTheRunIsRefusedNamingIt) {
   // opencl7:1 injected nothing, and a fault test passed vacuously.
-  ScopedEnv env("FPM_INJECT_FAULT", "opencl7:1");
+  const std::string seventh = dut::id(7);
+  ScopedEnv env("FPM_INJECT_FAULT", seventh + ":1");
   Increment state(100);
   EXPECT_EQ(runIncrement("coexec.no-such-pe", "gss", state),
             FPM_ERROR_INVALID_ARGUMENT);
   // Every device found is listed, opencl0 (PoCL at least) first.
   const std::string message = fpm_last_error();
-  EXPECT_EQ(message.rfind("FPM_INJECT_FAULT \"opencl7:1\": there is no PE "
-                          "'opencl7' to fail in this run (its OpenCL devices: "
-                          "opencl0",
+  EXPECT_EQ(message.rfind("FPM_INJECT_FAULT \"" + seventh +
+                              ":1\": there is no PE '" + seventh +
+                              "' to fail in this run (its " + dut::KnownDevices,
                           0),
             0u)
       << message;
+  EXPECT_NE(message.find(dut::Device), std::string::npos) << message;
   EXPECT_EQ(state.cpu.calls, 0);
 }
 
@@ -1123,7 +1144,7 @@ TEST_F(CoexecKernelTest, ScatteredWritesMergeThroughAMask) {
   // elements the kernel wrote without marking keep the host's values, with
   // one range in flight or two, on the device alone or beside the CPU.
   Scatter scatter;
-  for (const char *devices : {"gpu", "all"})
+  for (const char *devices : {dut::Alone, dut::WithCpu})
     for (const char *pipeline : {"1", "2"})
       for (const char *schedule : {"gss", "equal", "fss, 50"}) {
         const std::string where =
@@ -1137,7 +1158,7 @@ TEST_F(CoexecKernelTest, ScatteredWritesMergeThroughAMask) {
                   FPM_OK)
             << fpm_last_error();
         EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
-        if (std::string(devices) == "gpu")
+        if (std::string_view(devices) == dut::Alone)
           EXPECT_EQ(scatter.cpu.calls, 0);
         for (std::int64_t k = 0; k < Scatter::N; ++k) {
           const std::size_t p = Scatter::target(k);
@@ -1155,6 +1176,7 @@ TEST_F(CoexecKernelTest, ARangeThatMarksNothingLeavesHostMemoryUntouched) {
   // the host's array is what it was; beside the CPU, each element holds
   // the CPU's write where the CPU ran its iteration and its old value
   // elsewhere, never the device's unmarked bytes.
+  FPM_TEST_OPENCL_ONLY("the CPU body it runs writes what it does not mark");
   Scatter scatter;
   for (const char *devices : {"gpu", "all"})
     for (const char *pipeline : {"1", "2"}) {
@@ -1230,7 +1252,7 @@ __kernel void scatter(__global int *v, __global uchar *m, const long n,
                           .mask()
                           .scalar(n)
                           .end();
-  for (const char *devices : {"gpu", "all"}) {
+  for (const char *devices : {dut::Alone, dut::WithCpu}) {
     SCOPED_TRACE(devices);
     const ScopedEnv selection("FPM_DEVICES", devices);
     std::fill(v.begin(), v.end(), -7);
@@ -1418,7 +1440,7 @@ __kernel void rows(__global const double *a, __global const double *t,
 }
 )";
   const std::int64_t n = 1001, m = 37;
-  for (const char *devices : {"gpu", "all"})
+  for (const char *devices : {dut::Alone, dut::WithCpu})
     for (const char *pipeline : {"1", "2"})
       for (const char *schedule : {"gss", "equal", "fss, 50"}) {
         SCOPED_TRACE(testing::Message() << devices << ", pipeline " << pipeline
@@ -1461,7 +1483,8 @@ __kernel void rows(__global const double *a, __global const double *t,
             }
             x.y[r] = s;
           }
-          x.cpu += end - begin;
+          if (!dut::onDevice())
+            x.cpu += end - begin;
           return 0;
         };
         const std::string name =
@@ -1473,7 +1496,7 @@ __kernel void rows(__global const double *a, __global const double *t,
                   FPM_OK)
             << fpm_last_error();
         EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
-        if (std::string(devices) == "gpu")
+        if (std::string_view(devices) == dut::Alone)
           EXPECT_EQ(context.cpu.load(), 0); // every row went to the device
         const RowMatrix a0(n, m, 0.25), t0(2, m, 0.5), b0(n, m, 1);
         for (std::int64_t i = 0; i < n; ++i) {
@@ -1498,6 +1521,7 @@ TEST_F(CoexecKernelTest, ANullRowDropsTheDeviceNotTheLoop) {
   // A row the section names but the program never allocated: the device
   // cannot copy it and drops out with a line on stderr; the CPU runs the
   // iterations, which here never touch the missing row's elements.
+  FPM_TEST_OPENCL_ONLY("it copies no rows");
   const char *const source = R"(
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 __kernel void count(__global double *a, const long m) {
@@ -1547,6 +1571,7 @@ TEST_F(CoexecKernelTest, AKernelThatTakesTheEndRunsOneLocalSize) {
   // two sizes, never more, whatever the rests (PoCL compiles a kernel per
   // local size). The CPU stores 1000. Every iteration runs once: a second
   // run stores -1.
+  FPM_TEST_OPENCL_ONLY("it has no work-groups");
   const char *const bounded = R"(
 __kernel void sizes(__global int *size, const ulong end) {
   const size_t k = get_global_id(0);
@@ -1605,6 +1630,7 @@ TEST_F(CoexecFaultTest, RealFailuresOnTheDevice) {
   // Failures no injection made: the kernel's arguments do not match its
   // parameters. One argument too few fails the first enqueue (after its
   // uploads); a scalar of the wrong size fails while setting arguments.
+  FPM_TEST_OPENCL_ONLY("it has no kernel arguments to get wrong");
   Increment state(4000);
   const fpm_arg inout = state.arg();
   const long wide = SlowSpin;
@@ -1740,6 +1766,7 @@ TEST_F(CoexecDeathTest, NoTransferOutlivesTheCall) {
   // then gets no chunk (the CPU threads took all), the upload must still be
   // waited for before the call returns, or it reads the caller's array
   // later (a use after free once the caller frees it).
+  FPM_TEST_OPENCL_ONLY("it copies nothing");
   const std::string style = GTEST_FLAG_GET(death_test_style);
   GTEST_FLAG_SET(death_test_style, "threadsafe"); // a fresh process
   ScopedEnv units("FPM_OPENCL_CPU_UNITS", "1");
@@ -1761,6 +1788,8 @@ TEST_F(CoexecTest, BodyThatStopsTheLoop) {
     static int body(std::int64_t begin, std::int64_t end, void *context) {
       auto &self = *static_cast<Stopper *>(context);
       Increment::body(begin, end, &self.increment);
+      if (dut::onDevice())
+        return 0; // as the kernel
       return self.calls.fetch_add(1) == 2 ? 1 : 0;
     }
   };
@@ -1810,7 +1839,7 @@ TEST_F(CoexecTest, BodyThatThrows) {
     try {
       fpm::parallelFor(loop, trips, kernel,
                        [&](std::int64_t begin, std::int64_t end) {
-                         if (calls.fetch_add(1) == 0)
+                         if (!dut::onDevice() && calls.fetch_add(1) == 0)
                            throw std::runtime_error("body failed at " +
                                                     std::to_string(begin));
                          for (std::int64_t k = begin; k < end; ++k)
@@ -1856,7 +1885,7 @@ TEST_F(CoexecTest, NamedLoopsStoreTheirProfiles) {
   // CPU body is so cheap that it could take them all), then both (the
   // first chunk of the loop's first call is not recorded: it pays for
   // warm-up).
-  for (const char *devices : {"gpu", "gpu"}) {
+  for (const char *devices : {dut::Alone, dut::Alone}) {
     ScopedEnv only("FPM_DEVICES", devices);
     Increment state(16384);
     ASSERT_EQ(runIncrement(name, "equal", state), FPM_OK) << fpm_last_error();
@@ -1872,7 +1901,7 @@ TEST_F(CoexecTest, NamedLoopsStoreTheirProfiles) {
       break;
   }
   fpm::flushProfiles();
-  for (const char *device : {"cpu", "opencl0.1cu"}) {
+  for (const char *device : {"cpu", dut::NarrowedId}) {
     SCOPED_TRACE(device);
     const std::filesystem::path file =
         fpm::profilePath(profiles_.path(), name, device);
@@ -1882,7 +1911,8 @@ TEST_F(CoexecTest, NamedLoopsStoreTheirProfiles) {
     EXPECT_EQ(profile.device, device);
     ASSERT_FALSE(profile.points.empty());
     for (const fpm::ProfilePoint &point : profile.points)
-      EXPECT_EQ(point.size % 64, 0) << point.size; // bucketed to the granule
+      EXPECT_EQ(point.size % dut::Alignment, 0)
+          << point.size; // bucketed to the granule
   }
   // A flush with nothing new leaves the files as they are.
   const auto before = std::filesystem::last_write_time(
@@ -1903,15 +1933,16 @@ TEST_F(CoexecTest, StoredProfilesDriveTheSplit) {
     const std::string name = std::string("coexec.stored.") + schedule;
     fpm::writeProfile(fpm::profilePath(profiles_.path(), name, "cpu"),
                       constantProfile(name, "cpu", 1000));
-    fpm::writeProfile(fpm::profilePath(profiles_.path(), name, "opencl0.1cu"),
-                      constantProfile(name, "opencl0.1cu", 3000));
+    fpm::writeProfile(fpm::profilePath(profiles_.path(), name, dut::NarrowedId),
+                      constantProfile(name, dut::NarrowedId, 3000));
     Increment state(4096);
     testing::internal::CaptureStderr();
     ASSERT_EQ(runIncrement(name, schedule, state), FPM_OK) << fpm_last_error();
     const std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(state.problem(), "");
     EXPECT_EQ(linesWith(err, {name.c_str(), "stored profiles",
-                              "split: opencl0 3072 cpu 1024"}),
+                              "split: " + std::string(dut::Device) +
+                                  " 3072 cpu 1024"}),
               1)
         << err;
     if (std::string(schedule) == "auto")
@@ -1926,7 +1957,7 @@ TEST_F(CoexecTest, CorruptStoredProfileIsReportedAndIgnored) {
   std::filesystem::create_directories(profiles_.path());
   fpm::writeProfile(fpm::profilePath(profiles_.path(), name, "cpu"),
                     constantProfile(name, "cpu", 1000));
-  std::ofstream(fpm::profilePath(profiles_.path(), name, "opencl0.1cu"))
+  std::ofstream(fpm::profilePath(profiles_.path(), name, dut::NarrowedId))
       << "{ not json";
   for (int call = 0; call < 2; ++call) {
     Increment state(4096);
@@ -1935,7 +1966,8 @@ TEST_F(CoexecTest, CorruptStoredProfileIsReportedAndIgnored) {
     const std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(state.problem(), "");
     // Reported on the first call only; the loop runs model-free.
-    EXPECT_EQ(linesWith(err, {"opencl0.1cu", "ignoring it"}), call == 0 ? 1 : 0)
+    EXPECT_EQ(linesWith(err, {dut::NarrowedId, "ignoring it"}),
+              call == 0 ? 1 : 0)
         << err;
     if (call == 0)
       EXPECT_EQ(linesWith(err, {"gss: no speeds measured yet"}), 1) << err;
@@ -1972,8 +2004,8 @@ TEST_F(CoexecTest, RepeatedLoopTurnsStaticOnPartialFpms) {
                 1)
           << err;
     // Printed once, when it starts; the split is static.
-    EXPECT_EQ(linesWith(err, {name.c_str(), "numerical on partial FPMs",
-                              "split: opencl0"}),
+    EXPECT_EQ(linesWith(err, {name, "numerical on partial FPMs",
+                              "split: " + std::string(dut::Device)}),
               1)
         << err;
   }
@@ -1994,11 +2026,15 @@ TEST_F(CoexecTest, RepeatedLoopFollowsAPeThatSlowsDown) {
       for (std::int64_t k = begin; k < end; ++k)
         self.x[static_cast<std::size_t>(k)] =
             self.x[static_cast<std::size_t>(k)] * 2 + 1;
+      // A device that runs this body keeps the speed the kernel has.
+      const auto perIteration =
+          dut::onDevice() ? std::chrono::nanoseconds(1000) : self.perIteration;
       const auto until =
-          std::chrono::steady_clock::now() + self.perIteration * (end - begin);
+          std::chrono::steady_clock::now() + perIteration * (end - begin);
       while (std::chrono::steady_clock::now() < until) {
       }
-      self.cpuIterations += end - begin;
+      if (!dut::onDevice())
+        self.cpuIterations += end - begin;
       return 0;
     }
   };

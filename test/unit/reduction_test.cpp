@@ -5,19 +5,20 @@
 //===----------------------------------------------------------------------===//
 //
 // fpm_parallel_reduce and fpm::parallelReduce: every operator over the
-// scalar types, under every schedule, on the CPU team and with PoCL (a
-// hand-written kernel storing one partial per work-group), with faults,
+// scalar types, under every schedule, on the CPU team and with the device
+// under test (device_under_test.hpp: PoCL, running a hand-written kernel
+// storing one partial per work-group, or sim0), with faults,
 // with fpm-profile's benchmark runs (which must not add into the
 // variable), and partials combined in range order (a static schedule
 // gives the same bits every call).
 //
 //===----------------------------------------------------------------------===//
 
-#include "device/opencl/opencl.hpp"
 #include "fpm/fpm.h"
 #include "fpm/fpm.hpp"
 #include "support/loops.hpp"
 #include "support/scoped.hpp"
+#include "unit/device_under_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,10 +27,12 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
 
+namespace dut = fpm::test::dut;
 using fpm::test::namedLoop;
 using fpm::test::ScopedEnv;
 using fpm::test::ScopedThreads;
@@ -348,8 +351,8 @@ __kernel void summax(__global const double *x, __global double *sum,
 class ReductionOnDevicesTest : public testing::Test {
 protected:
   void SetUp() override {
-    if (fpm::opencl::devices().empty())
-      GTEST_SKIP() << "no OpenCL device on this machine";
+    if (!dut::present())
+      GTEST_SKIP() << "no " << dut::Title << " device on this machine";
   }
 
   struct Result {
@@ -399,7 +402,8 @@ protected:
           sum += self.x[k];
           top = std::max(top, static_cast<long long>(self.x[k]));
         }
-        self.onCpu += static_cast<int>(end - begin);
+        if (!dut::onDevice())
+          self.onCpu += static_cast<int>(end - begin);
         return 0;
       }
     } host{x_.data()};
@@ -423,11 +427,12 @@ protected:
   TempDir profiles_;
   ScopedEnv profileDir_{"FPM_PROFILE_DIR", profiles_.path().string()};
   ScopedEnv units_{"FPM_OPENCL_CPU_UNITS", "1"};
+  ScopedEnv devices_{"FPM_DEVICES", dut::defaultDevices()};
 };
 
 TEST_F(ReductionOnDevicesTest, EverySchedule) {
   const ScopedThreads team(2);
-  for (const char *devices : {"gpu", "all"}) {
+  for (const char *devices : {dut::Alone, dut::WithCpu}) {
     const ScopedEnv selection("FPM_DEVICES", devices);
     for (const char *schedule : {"equal", "auto", "gss", "fss, 50", "wdah"})
       for (std::int64_t trips : {1, 100, 4099}) {
@@ -441,7 +446,7 @@ TEST_F(ReductionOnDevicesTest, EverySchedule) {
           top = std::max(
               top, static_cast<long long>(x_[static_cast<std::size_t>(k)]));
         EXPECT_EQ(result.top, top);
-        if (std::string(devices) == "gpu")
+        if (std::string_view(devices) == dut::Alone)
           EXPECT_EQ(result.onCpu, 0);
       }
   }
@@ -452,7 +457,7 @@ TEST_F(ReductionOnDevicesTest, AKernelThatTakesTheEndRunsWholeGroups) {
   // whole groups: one partial result per group, the padding's identities
   // among them.
   const ScopedThreads team(2);
-  for (const char *devices : {"gpu", "all"}) {
+  for (const char *devices : {dut::Alone, dut::WithCpu}) {
     const ScopedEnv selection("FPM_DEVICES", devices);
     for (const char *schedule : {"equal", "auto", "gss", "fss, 50"})
       for (std::int64_t trips : {1, 63, 65, 100, 4099}) {
@@ -466,7 +471,7 @@ TEST_F(ReductionOnDevicesTest, AKernelThatTakesTheEndRunsWholeGroups) {
           top = std::max(
               top, static_cast<long long>(x_[static_cast<std::size_t>(k)]));
         EXPECT_EQ(result.top, top);
-        if (std::string(devices) == "gpu")
+        if (std::string_view(devices) == dut::Alone)
           EXPECT_EQ(result.onCpu, 0);
       }
   }
@@ -474,18 +479,20 @@ TEST_F(ReductionOnDevicesTest, AKernelThatTakesTheEndRunsWholeGroups) {
 
 TEST_F(ReductionOnDevicesTest, AFailedChunkIsCountedOnce) {
   const ScopedThreads team(2);
-  for (const char *fault : {"opencl0:1", "opencl0:2", "opencl0:1:wait",
-                            "opencl0:2:wait", "opencl0:0"}) {
+  const std::string device = dut::Device;
+  for (const std::string &fault :
+       {device + ":1", device + ":2", device + ":1:wait", device + ":2:wait",
+        device + ":0"}) {
     SCOPED_TRACE(fault);
     const ScopedEnv inject("FPM_INJECT_FAULT", fault);
     const ScopedEnv pipeline("FPM_OPENCL_PIPELINE", "2");
     // The device alone, so that it reaches the faulty chunk; its host
     // thread then runs the rest on the CPU.
-    const ScopedEnv selection("FPM_DEVICES", "gpu");
+    const ScopedEnv selection("FPM_DEVICES", dut::Alone);
     testing::internal::CaptureStderr();
     // A loop of its own: a device that failed a loop is not used for it
     // again.
-    const std::string name = std::string("reduction.fault.") + fault;
+    const std::string name = "reduction.fault." + fault;
     const Result result = run(name.c_str(), "css(64)", 2048);
     const std::string said = testing::internal::GetCapturedStderr();
     ASSERT_EQ(result.status, FPM_OK) << fpm_last_error();
@@ -503,7 +510,9 @@ TEST_F(ReductionOnDevicesTest, BenchmarkRunsDoNotAddIntoTheVariable) {
   const std::string said = testing::internal::GetCapturedStderr();
   // Benchmarked on each PE (a loop that writes nothing but its reductions
   // can be run again and again).
-  EXPECT_NE(said.find("fpm-profile: loop 'reduction.benchmarked' on opencl0"),
+  EXPECT_NE(said.find(std::string("fpm-profile: loop 'reduction.benchmarked' "
+                                  "on ") +
+                      dut::Device),
             std::string::npos)
       << said;
   ASSERT_EQ(result.status, FPM_OK) << fpm_last_error();

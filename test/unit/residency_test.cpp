@@ -6,16 +6,18 @@
 //
 // ByteSet; the coherence of a resident array's copies, with a device copy
 // that is memory of the test's own (what moves where, and when); and data
-// regions on PoCL through the C API: a time loop of two stencils gives the
-// serial answer on every PE selection, under faults, and moves less.
+// regions on the device under test (device_under_test.hpp: PoCL, or sim0,
+// which works in the host's memory) through the C API: a time loop of two
+// stencils gives the serial answer on every PE selection, under faults,
+// and moves less.
 //
 //===----------------------------------------------------------------------===//
 
 #include "residency/residency.hpp"
 
-#include "device/opencl/opencl.hpp"
 #include "fpm/fpm.h"
 #include "fpm/fpm.hpp"
+#include "unit/device_under_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -27,6 +29,7 @@
 
 namespace {
 
+namespace dut = fpm::test::dut;
 using fpm::residency::Bytes;
 using fpm::residency::ByteSet;
 using fpm::test::ScopedEnv;
@@ -270,7 +273,7 @@ TEST_F(CoherenceTest, AnArrayThatOverlapsAnotherIsRefused) {
 }
 
 //===----------------------------------------------------------------------===//
-// Regions on PoCL through the C API
+// Regions on the device under test through the C API
 //===----------------------------------------------------------------------===//
 
 /// A time loop of two three-point stencils, x -> y -> x, on integers (exact
@@ -346,23 +349,18 @@ __kernel void stencil(__global const long *from, __global long *to,
   }
 };
 
-bool haveDevice() {
-  const auto &found = fpm::opencl::devices();
-  return !found.empty() && found.front().id == "opencl0";
-}
-
 class RegionTest : public testing::Test {
 protected:
   void SetUp() override {
-    if (!haveDevice())
-      GTEST_SKIP() << "no OpenCL device on this machine";
+    if (!dut::present())
+      GTEST_SKIP() << "no " << dut::Title << " device on this machine";
   }
   TempDir cacheDir_;
   ScopedEnv cache_{"FPM_CACHE_DIR", cacheDir_.path().string()};
   TempDir profiles_;
   ScopedEnv profileDir_{"FPM_PROFILE_DIR", profiles_.path().string()};
   ScopedEnv schedule_{"FPM_SCHEDULE", std::nullopt};
-  ScopedEnv devices_{"FPM_DEVICES", std::nullopt};
+  ScopedEnv devices_{"FPM_DEVICES", dut::defaultDevices()};
   ScopedEnv fault_{"FPM_INJECT_FAULT", std::nullopt};
   ScopedEnv check_{"FPM_CHECK_DATA", std::nullopt};
   ScopedThreads threads_{2};
@@ -374,7 +372,7 @@ TEST_F(RegionTest, ATimeLoopGivesTheSerialAnswerOnEveryPeSelection) {
     ScopedEnv cpu("FPM_DEVICES", "cpu");
     ASSERT_EQ(serial.run(12, false), FPM_OK) << fpm_last_error();
   }
-  for (const char *devices : {"cpu", "gpu", "all"})
+  for (const char *devices : dut::EverySelection)
     for (const char *schedule : {"auto", "equal", "gss", "fss, 50"}) {
       ScopedEnv d("FPM_DEVICES", devices);
       ScopedEnv s("FPM_SCHEDULE", schedule);
@@ -392,6 +390,7 @@ TEST_F(RegionTest, ATimeLoopGivesTheSerialAnswerOnEveryPeSelection) {
 TEST_F(RegionTest, ARegionMovesLessThanItsLoopsAlone) {
   // On the devices alone, every array stays there: each step uploads
   // nothing once the first has, and only the end brings the arrays back.
+  FPM_TEST_OPENCL_ONLY("it works in the host's memory: nothing moves");
   ScopedEnv gpu("FPM_DEVICES", "gpu");
   ScopedEnv equal("FPM_SCHEDULE", "equal");
   Stencil stencil;
@@ -414,7 +413,9 @@ TEST_F(RegionTest, AFailedDeviceInsideARegionLosesNothing) {
     ScopedEnv cpu("FPM_DEVICES", "cpu");
     ASSERT_EQ(serial.run(6, false), FPM_OK) << fpm_last_error();
   }
-  for (const char *fault : {"opencl0:0", "opencl0:2", "opencl0:2:wait"}) {
+  const std::string device = dut::Device;
+  for (const std::string &fault :
+       {device + ":0", device + ":2", device + ":2:wait"}) {
     ScopedEnv f("FPM_INJECT_FAULT", fault);
     ScopedEnv s("FPM_SCHEDULE", "gss");
     Stencil inRegion;
@@ -428,7 +429,7 @@ TEST_F(RegionTest, AFailedDeviceInsideARegionLosesNothing) {
 }
 
 TEST_F(RegionTest, UpdatesMoveWhatTheProgramReadsAndWrites) {
-  ScopedEnv gpu("FPM_DEVICES", "gpu");
+  ScopedEnv gpu("FPM_DEVICES", dut::Alone);
   Stencil stencil;
   testing::internal::CaptureStderr();
   fpm::DataRegion region{
@@ -466,7 +467,7 @@ TEST_F(RegionTest, ALoopWhoseSizeChangesInsideARegion) {
                 FPM_OK);
     }
   }
-  for (const char *devices : {"gpu", "all"}) {
+  for (const char *devices : {dut::Alone, dut::WithCpu}) {
     ScopedEnv d("FPM_DEVICES", devices);
     Stencil inRegion;
     fpm::DataRegion region{
@@ -485,6 +486,7 @@ TEST_F(RegionTest, ALoopWhoseSizeChangesInsideARegion) {
 }
 
 TEST_F(RegionTest, CheckDataNamesAnArrayTheHostChangedBehindTheDevices) {
+  FPM_TEST_OPENCL_ONLY("it holds no copy the host could change behind it");
   ScopedEnv gpu("FPM_DEVICES", "gpu");
   ScopedEnv check("FPM_CHECK_DATA", "1");
   Stencil stencil;

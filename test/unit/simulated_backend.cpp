@@ -13,14 +13,30 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
 namespace fpm {
 namespace {
 
+/// What a range costs beyond its body, as a kernel launch does: the CPU
+/// team's threads, which an OpenMP region may wake late on a busy machine,
+/// still find work, as they do beside a real device.
+constexpr std::chrono::microseconds Launch{500};
+
 std::atomic<double> slowdownFactor{1};
 std::atomic<std::int64_t> iterationsRun{0};
+thread_local bool runningBody = false;
+
+/// Marks this thread as sim0's running a body, for its scope.
+class OnDevice {
+public:
+  OnDevice() { runningBody = true; }
+  OnDevice(const OnDevice &) = delete;
+  OnDevice &operator=(const OnDevice &) = delete;
+  ~OnDevice() { runningBody = false; }
+};
 
 /// sim0, opened for a loop call.
 class SimulatedPe final : public PeDevice {
@@ -46,24 +62,32 @@ public:
     trace::nameLane(rescueLane(), found_.id + "'s host thread on the CPU");
   }
 
+  /// Its ranges run where the host's arrays are: in a data region the
+  /// executor makes the host's copies current for them.
+  bool usesHostMemory() const override { return true; }
+
   bool run(WorkFeed &feed, const DeviceRun &run) override {
     int number = 0;
+    std::optional<Range> range;
     try {
       run.faults.at(number, false); // as OpenCL's program build
       while (!feed.stopped()) {
-        const std::optional<Range> range = feed.next();
+        range = feed.next();
         if (!range)
           return true;
-        try {
-          run.faults.at(++number, false);
-        } catch (const FaultError &error) {
-          feed.fail(std::span(&*range, 1), error.what());
-          return false;
-        }
+        // A fault at the range's start or while it is waited for fails it
+        // before its body runs: what it hands back wrote nothing.
+        run.faults.at(++number, false);
+        run.faults.at(number, true);
         const auto start = std::chrono::steady_clock::now();
-        run.body(range->begin, range->end, run.context);
+        {
+          // Its status is not looked at: as a kernel's range, this one
+          // cannot stop the loop; the CPU team's bodies can.
+          const OnDevice on;
+          run.body(range->begin, range->end, run.context);
+        }
         const auto ran = std::chrono::steady_clock::now() - start;
-        std::this_thread::sleep_for(ran * (slowdown_ - 1));
+        std::this_thread::sleep_for(ran * (slowdown_ - 1) + Launch);
         const double seconds = std::chrono::duration<double>(
                                    std::chrono::steady_clock::now() - start)
                                    .count();
@@ -75,9 +99,12 @@ public:
               run.trace->loop, lane(), found_.id, range->begin, range->end,
               finish - static_cast<std::int64_t>(seconds * 1e9), finish);
         }
+        range.reset();
       }
     } catch (const FaultError &error) {
-      feed.fail({}, error.what());
+      feed.fail(range ? std::span<const Range>(&*range, 1)
+                      : std::span<const Range>(),
+                error.what());
       return false;
     }
     return true;
@@ -120,5 +147,7 @@ void test::setSimulatedSlowdown(double slowdown) {
 }
 
 std::int64_t test::simulatedIterations() { return iterationsRun.load(); }
+
+bool test::onSimulatedDevice() { return runningBody; }
 
 } // namespace fpm

@@ -8,7 +8,9 @@
 // simulated device (simulated_backend.hpp), registered by one line of
 // test/unit/backends.def, beside the CPU team and, where there is one,
 // PoCL. It is selected as any device is (FPM_DEVICES, `gpu`), runs its
-// share, and fails on demand (FPM_INJECT_FAULT) with nothing lost.
+// share, fails on demand (FPM_INJECT_FAULT) with nothing lost, and in a
+// data region reads what PoCL wrote. The co-execution, fault, reduction
+// and region suites run on it too (device_under_test.hpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,7 @@
 #include "device/backend.hpp"
 #include "exec/devices.hpp"
 #include "fpm/fpm.h"
+#include "fpm/fpm.hpp"
 #include "support/loops.hpp"
 #include "support/scoped.hpp"
 
@@ -93,6 +96,7 @@ protected:
     omp_set_num_threads(3);
     fpm::test::setSimulatedSlowdown(1);
   }
+  void TearDown() override { fpm::test::setSimulatedSlowdown(1); }
 
   ScopedEnv schedule_{"FPM_SCHEDULE", std::nullopt};
   ScopedEnv devices_{"FPM_DEVICES", std::nullopt};
@@ -173,6 +177,56 @@ TEST_F(SimulatedBackendTest, AMissingDeviceIsNamedWithItsBackend) {
                      "on the CPU"),
             std::string::npos)
       << err;
+}
+
+TEST_F(SimulatedBackendTest, InADataRegionItReadsWhatPoclWrote) {
+  // PoCL alone writes x, which the region keeps on it; then sim0 alone
+  // reads x. sim0 works in the host's memory: the host's copy of x must
+  // come back to it first, as it would for a CPU thread.
+  if (fpm::backendOfId("opencl0")->devices().empty())
+    GTEST_SKIP() << "no OpenCL device on this machine";
+  constexpr std::int64_t N = 4096;
+  std::vector<int> x(N, 0), y(N, -1);
+  fpm::DataRegion region{fpm::mapped(FPM_DATA_INOUT, x.data(), N),
+                         fpm::mapped(FPM_DATA_INOUT, y.data(), N)};
+  {
+    ScopedEnv devices("FPM_DEVICES", "opencl0");
+    const auto fill = fpm::Kernel::fromSource(R"(
+__kernel void fill(__global int *x) {
+  const int k = (int)get_global_id(0);
+  x[k] = 2 * k + 1;
+})",
+                                              "fill")
+                          .out(x.data(), N, fpm::perIteration(1, 1));
+    fpm::parallelFor(namedLoop("sim.region.fill", "equal"), N, fill,
+                     [&](std::int64_t begin, std::int64_t end) {
+                       for (std::int64_t k = begin; k < end; ++k)
+                         x[static_cast<std::size_t>(k)] =
+                             static_cast<int>(2 * k + 1);
+                     });
+  }
+  const std::int64_t before = fpm::test::simulatedIterations();
+  {
+    ScopedEnv devices("FPM_DEVICES", "sim0");
+    const auto copy = fpm::Kernel::fromSource(R"(
+__kernel void copy(__global const int *x, __global int *y) {
+  const size_t k = get_global_id(0);
+  y[k] = x[k];
+})",
+                                              "copy")
+                          .in(x.data(), N, fpm::perIteration(1, 1))
+                          .out(y.data(), N, fpm::perIteration(1, 1));
+    fpm::parallelFor(namedLoop("sim.region.copy", "equal"), N, copy,
+                     [&](std::int64_t begin, std::int64_t end) {
+                       for (std::int64_t k = begin; k < end; ++k)
+                         y[static_cast<std::size_t>(k)] =
+                             x[static_cast<std::size_t>(k)];
+                     });
+  }
+  EXPECT_EQ(fpm::test::simulatedIterations() - before, N);
+  region.end();
+  for (std::int64_t k = 0; k < N; ++k)
+    ASSERT_EQ(y[static_cast<std::size_t>(k)], 2 * k + 1) << "y[" << k << "]";
 }
 
 } // namespace
