@@ -17,7 +17,7 @@
 
 #include "Analysis/ClauseSema.h"
 #include "Analysis/LoopChecker.h"
-#include "Offload/KernelEmitter.h"
+#include "Offload/Offload.h"
 #include "Record/PragmaParser.h"
 
 #include "clang/Basic/SourceLocation.h"
