@@ -17,7 +17,8 @@
 
 #include "Analysis/ClauseSema.h"
 #include "Analysis/LoopChecker.h"
-#include "Offload/KernelEmitter.h"
+#include "Analysis/OutlineChecks.h"
+#include "Offload/Offload.h"
 #include "Record/PragmaParser.h"
 
 #include "clang/Basic/SourceLocation.h"
@@ -58,8 +59,15 @@ struct LoopModel {
   /// outlined body declares the arrays it passes as pointers.
   bool Nested = false;
   /// Where the body's text starts: the body, or the pragma of a partitioned
-  /// loop that is the body.
-  clang::SourceLocation BodyBegin;
+  /// loop that is the body (linkNestedLoops); and where it ends: after its
+  /// last token and the `;` that ends it (planRewrite).
+  clang::SourceLocation BodyBegin, BodyEnd;
+  /// Where the text the call replaces starts: the pragma's `#`, or the `for`
+  /// when preprocessor lines stand between them (planRewrite).
+  clang::SourceLocation ReplaceBegin;
+  /// C: how the outlined body reaches the function's variables, and where it
+  /// and its context go (planRewrite); none in C++.
+  std::optional<OutlinePlan> Outline;
   /// The kernel that runs the loop on OpenCL devices: generated from the
   /// body or the user's (kernel(...)); none keeps the loop on CPU PEs.
   std::optional<GeneratedKernel> Kernel;

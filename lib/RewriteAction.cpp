@@ -7,18 +7,21 @@
 #include "RewriteAction.h"
 
 #include "Analysis/ClauseSema.h"
+#include "Analysis/DataRegionChecks.h"
 #include "Analysis/LoopChecker.h"
+#include "Analysis/NestedLoops.h"
 #include "Analysis/OpenMpRegions.h"
+#include "Analysis/OutlineChecks.h"
+#include "Analysis/PragmaPlacement.h"
 #include "Emit/DataRegions.h"
 #include "Emit/Rewriter.h"
+#include "LoopModel.h"
 #include "Offload/Offload.h"
 #include "Record/PragmaParser.h"
 #include "Record/SourceRecord.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
-#include "clang/AST/ASTLambda.h"
-#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
@@ -44,49 +47,6 @@ namespace fpm {
 namespace {
 
 using Level = DiagnosticsEngine::Level;
-
-/// Every `for` statement of the main file, with the outermost function it
-/// is in (lambdas are no function of their own here), and every block of
-/// its functions, by its '{' (a data region's, DataRegions.h).
-class ForCollector : public RecursiveASTVisitor<ForCollector> {
-public:
-  explicit ForCollector(const SourceManager &SM) : SM(SM) {}
-
-  bool TraverseDecl(Decl *D) {
-    const auto *FD = dyn_cast_or_null<FunctionDecl>(D);
-    bool Push =
-        FD && FD->doesThisDeclarationHaveABody() && !isLambdaCallOperator(FD);
-    if (Push)
-      Functions.push_back(FD);
-    bool Result = RecursiveASTVisitor::TraverseDecl(D);
-    if (Push)
-      Functions.pop_back();
-    return Result;
-  }
-
-  bool VisitForStmt(ForStmt *For) {
-    SourceLocation Loc = For->getForLoc();
-    if (!Functions.empty() && Loc.isFileID() && SM.isWrittenInMainFile(Loc))
-      Loops.try_emplace(Loc, For, Functions.front());
-    return true;
-  }
-
-  bool VisitCompoundStmt(CompoundStmt *Block) {
-    SourceLocation Loc = Block->getLBracLoc();
-    if (!Functions.empty() && Loc.isFileID() && SM.isWrittenInMainFile(Loc))
-      Blocks.try_emplace(Loc, Block);
-    return true;
-  }
-
-  llvm::DenseMap<SourceLocation,
-                 std::pair<const ForStmt *, const FunctionDecl *>>
-      Loops;
-  BlockMap Blocks;
-
-private:
-  const SourceManager &SM;
-  llvm::SmallVector<const FunctionDecl *, 4> Functions;
-};
 
 class RewriteConsumer : public ASTConsumer {
 public:
@@ -219,10 +179,8 @@ void RewriteConsumer::run(Sema &S) {
     return;
   ASTContext &Ctx = S.getASTContext();
   const SourceManager &SM = Ctx.getSourceManager();
-  const LangOptions &LO = Ctx.getLangOpts();
   DiagnosticsEngine &Diags = Ctx.getDiagnostics();
-  ForCollector Collector(SM);
-  Collector.TraverseDecl(Ctx.getTranslationUnitDecl());
+  FileStatements Statements = collectStatements(Ctx);
 
   std::string Stem;
   if (OptionalFileEntryRef Main = SM.getFileEntryRefForID(SM.getMainFileID()))
@@ -243,9 +201,9 @@ void RewriteConsumer::run(Sema &S) {
   std::vector<OmpThreadPrivate> ThreadPrivates =
       findOmpThreadPrivates(Record, Ctx);
 
-  // Match each pragma with the `for` right after it, and check the clauses'
-  // expressions (not after a fatal error: nothing is reported then) and
-  // the loop.
+  // Match each pragma with the `for` right after it (PragmaPlacement.h), and
+  // check the clauses' expressions (not after a fatal error: nothing is
+  // reported then) and the loop.
   std::optional<ClauseSema> Clauses;
   if (!Diags.hasFatalErrorOccurred())
     Clauses.emplace(S);
@@ -255,50 +213,16 @@ void RewriteConsumer::run(Sema &S) {
   llvm::DenseMap<const FunctionDecl *, unsigned> Ordinals;
   llvm::StringMap<const PartitionPragma *> Names;
   for (const PartitionPragma &Pragma : Pragmas) {
-    // Preprocessor lines may stand between the pragma and its loop.
-    bool PastDirectives = false;
-    std::optional<Token> Next =
-        codeTokenAfter(Pragma.EndLoc, Record, SM, LO, &PastDirectives);
-    if (!Next || Next->isNot(tok::raw_identifier) ||
-        Next->getRawIdentifier() != "for") {
-      report(Diags, Next ? Next->getLocation() : Pragma.EndLoc, Level::Error,
-             "'#pragma fpm partition' must be followed by a 'for' loop");
-      report(Diags, Pragma.KeywordLoc, Level::Note, "the pragma is here");
+    std::optional<PlacedLoop> Placed =
+        placePartition(Pragma, Statements, Regions, Record, Ctx);
+    if (!Placed)
       continue;
-    }
-    if (const OmpRegion *R =
-            enclosingOmpRegion(Regions, Next->getLocation(), SM)) {
-      report(Diags, Pragma.KeywordLoc, Level::Error,
-             "'#pragma fpm partition' inside an OpenMP '%0' region: each "
-             "thread of the team that reaches it would run the whole loop; "
-             "move the loop out of the region")
-          << R->Directive;
-      report(Diags, R->Pragma, Level::Note, "the OpenMP region starts here");
-      continue;
-    }
-    auto It = Collector.Loops.find(Next->getLocation());
-    if (It == Collector.Loops.end()) {
-      report(Diags, Next->getLocation(), Level::Error,
-             "cannot rewrite this loop: it is not a 'for' statement of a "
-             "function body");
-      continue;
-    }
-    auto [For, Fn] = It->second;
-    // The header's text is printed again in the call: a directive in it
-    // would break the lines around it.
-    if (directiveBetween(Next->getLocation(),
-                         SM.getExpansionLoc(For->getRParenLoc()), Record, SM,
-                         LO)) {
-      report(Diags, Next->getLocation(), Level::Error,
-             "cannot rewrite a loop whose header holds preprocessor lines; "
-             "compute its bounds before the loop");
-      continue;
-    }
+    auto [For, Fn, PragmaApart] = *Placed;
     LoopModel Loop;
     if (Clauses && !Clauses->check(Pragma, *For, Loop.Shapes))
       continue;
     Loop.Pragma = &Pragma;
-    Loop.PragmaApart = PastDirectives;
+    Loop.PragmaApart = PragmaApart;
     Loop.Fn = Fn;
     unsigned K = Ordinals[Fn]++;
     Loop.Name = !Pragma.Name.empty() ? Pragma.Name
@@ -326,38 +250,8 @@ void RewriteConsumer::run(Sema &S) {
     Loops.push_back(std::move(Loop));
   }
 
-  // A partitioned loop inside another: in C++ the lambdas nest; in C the
-  // inner one is rewritten first and its call moves with the outer one's
-  // outlined body, which must then also declare the names the inner one's
-  // data clauses use. The body of the outer one starts at the inner one's
-  // pragma when it is the body.
-  for (LoopModel &Outer : Loops) {
-    SourceRange Body = Outer.Loop.For->getBody()->getSourceRange();
-    SourceLocation BodyBegin = SM.getExpansionLoc(Body.getBegin());
-    SourceLocation BodyEnd = SM.getExpansionRange(Body.getEnd()).getEnd();
-    SourceLocation ForBegin = SM.getExpansionLoc(Outer.Loop.For->getForLoc());
-    for (LoopModel &Inner : Loops) {
-      SourceLocation Hash = Inner.Pragma->HashLoc;
-      if (&Inner == &Outer ||
-          SM.isBeforeInTranslationUnit(Hash, Outer.Loop.For->getRParenLoc()) ||
-          SM.isBeforeInTranslationUnit(BodyEnd, Hash))
-        continue;
-      if (SM.isBeforeInTranslationUnit(Hash, BodyBegin))
-        Outer.BodyBegin = Hash;
-      Inner.Nested = true;
-      llvm::append_range(Inner.EnclosingAddressed, Outer.Vars.Addressed);
-      LoopVariables &Vars = Outer.Vars;
-      for (const VarDecl *VD : Inner.Vars.ClauseVars) {
-        SourceLocation At = SM.getExpansionLoc(VD->getLocation());
-        bool Inside = !SM.isBeforeInTranslationUnit(At, ForBegin) &&
-                      !SM.isBeforeInTranslationUnit(BodyEnd, At);
-        if (!Inside && VD != Outer.Loop.Var &&
-            !llvm::is_contained(Vars.Private, VD) &&
-            !llvm::is_contained(Vars.Shared, VD))
-          Vars.Shared.push_back(VD);
-      }
-    }
-  }
+  // A partitioned loop inside another changes both loops' models.
+  linkNestedLoops(Loops, SM);
   if (Diags.hasErrorOccurred())
     return;
   // Kernels first, in source order, so that remarks come in that order.
@@ -378,14 +272,22 @@ void RewriteConsumer::run(Sema &S) {
     Partitioned.push_back(
         {Loop.Pragma->HashLoc,
          SM.getExpansionRange(Loop.Loop.For->getEndLoc()).getEnd()});
-  const bool DataRegions = rewriteDataPragmas(Ctx, Record, Rewrite, DataPragmas,
-                                              Collector.Blocks, Partitioned);
+  std::vector<PlacedDataPragma> DataRegions = checkDataPragmas(
+      Ctx, Record, DataPragmas, Statements.Blocks, Partitioned);
   if (Diags.hasErrorOccurred())
     return;
+  // What the rewrite itself needs, in the order the loops are rewritten.
+  for (LoopModel &Loop : Loops)
+    planRewrite(Ctx, Loop);
+  if (Diags.hasErrorOccurred())
+    return;
+
+  // Emission: text only, from the models.
+  const bool DataRewritten = emitDataRegions(Rewrite, DataRegions);
   LoopRewriter Rewriter(Ctx, S.getPreprocessor(), Rewrite);
   for (const LoopModel &Loop : Loops)
     Rewriter.rewrite(Loop);
-  Rewriter.finish(DataRegions);
+  Rewriter.finish(DataRewritten);
 }
 
 /// Every file the preprocessor enters, system headers included.

@@ -4,10 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The frontend action fpm-rewrite runs on each input: it records the
-// `#pragma fpm partition`s while the file is parsed, matches each to the
-// `for` statement that follows it (past any preprocessor lines), checks and
-// rewrites the loops, and writes the rewritten file when there was no error.
+// The frontend action fpm-rewrite runs on each input. It drives the stages
+// (README.md), with typed data between them: it records the
+// `#pragma fpm`s while the file is parsed (Record/), analyses each loop
+// into a LoopModel and the data pragmas into their places (Analysis/,
+// Offload/: every diagnostic about the source is theirs), emits the
+// rewritten text from those models when there was no error (Emit/), and
+// writes the rewritten file; the errors of its own are about the files it
+// writes.
 //
 //===----------------------------------------------------------------------===//
 

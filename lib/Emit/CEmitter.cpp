@@ -5,10 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The C emitter (Emitters.h): a loop's body outlined into a function of its
-// own, with its context struct, and the call that replaces the loop. One
-// file of a little over 600 lines: the outlining's steps (what the body
-// names, declared again; nested loops' calls moved with it) share one
-// LoopModel walk and its text edits.
+// own, with its context struct, and the call that replaces the loop, as
+// the analysis planned them (OutlinePlan, Analysis/OutlineChecks.h): it
+// prints, and refuses nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +18,6 @@
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
-#include "clang/Basic/Builtins.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 #include "clang/Lex/MacroInfo.h"
@@ -28,77 +26,12 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cassert>
+
 using namespace clang;
 
 namespace fpm {
 namespace {
-
-using Level = DiagnosticsEngine::Level;
-
-/// Whether T names a type declared inside a function, or an unnamed one:
-/// a type the context struct before the function and the outlined body
-/// after it cannot name.
-bool usesLocalType(QualType T) {
-  const Type *Ty = T.getTypePtr();
-  while (true) {
-    if (const auto *TT = Ty->getAs<TypedefType>())
-      return TT->getDecl()->getDeclContext()->isFunctionOrMethod();
-    const Type *Inner = Ty->getPointeeOrArrayElementType();
-    if (Inner == Ty)
-      break;
-    Ty = Inner;
-  }
-  if (const TagDecl *Tag = Ty->getAsTagDecl())
-    return Tag->getDeclContext()->isFunctionOrMethod() ||
-           (!Tag->getIdentifier() && !Tag->getTypedefNameForAnonDecl());
-  return false;
-}
-
-/// The array variable E names, if E is one of Arrays named directly
-/// (possibly parenthesised).
-const VarDecl *
-namedArray(const Expr *E,
-           const llvm::SmallPtrSetImpl<const VarDecl *> &Arrays) {
-  const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParens());
-  if (!DRE)
-    return nullptr;
-  const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
-  return VD && Arrays.count(VD) ? VD : nullptr;
-}
-
-/// Calls F(Loc, Spelling, Array) for each operator in S whose value depends on
-/// its operand being an array rather than a pointer (sizeof, alignof,
-/// __builtin_object_size) applied to one of Arrays.
-template <typename Fn>
-void forEachArraySizeQuery(const Stmt *S,
-                           const llvm::SmallPtrSetImpl<const VarDecl *> &Arrays,
-                           const SourceManager &SM, const LangOptions &LO,
-                           Fn &&F) {
-  if (!S)
-    return;
-  if (const auto *U = dyn_cast<UnaryExprOrTypeTraitExpr>(S)) {
-    if (!U->isArgumentType())
-      if (const VarDecl *VD = namedArray(U->getArgumentExpr(), Arrays)) {
-        SourceLocation Op = SM.getSpellingLoc(U->getOperatorLoc());
-        F(U->getOperatorLoc(),
-          Lexer::getSourceText(CharSourceRange::getTokenRange(Op), SM, LO), VD);
-      }
-  } else if (const auto *Call = dyn_cast<CallExpr>(S)) {
-    unsigned ID = Call->getBuiltinCallee();
-    if ((ID == Builtin::BI__builtin_object_size ||
-         ID == Builtin::BI__builtin_dynamic_object_size) &&
-        Call->getNumArgs() > 0)
-      if (const VarDecl *VD =
-              namedArray(Call->getArg(0)->IgnoreImpCasts(), Arrays))
-        F(Call->getArg(0)->getExprLoc(),
-          ID == Builtin::BI__builtin_object_size
-              ? "__builtin_object_size"
-              : "__builtin_dynamic_object_size",
-          VD);
-  }
-  for (const Stmt *Child : S->children())
-    forEachArraySizeQuery(Child, Arrays, SM, LO, F);
-}
 
 /// The name of VD's member in the context struct: its own, unless an
 /// outer partitioned loop's outlined body, where this loop's call stands,
@@ -106,56 +39,6 @@ void forEachArraySizeQuery(const Stmt *S,
 std::string memberName(const LoopModel &L, const VarDecl *VD) {
   std::string N = VD->getName().str();
   return llvm::is_contained(L.EnclosingAddressed, VD) ? "fpm_m_" + N : N;
-}
-
-/// What else than VD the name of VD means in L's body, if anything (a
-/// declaration, a member, a label), and where. A macro that makes the name
-/// mean VD would change it.
-std::optional<std::pair<std::string, SourceLocation>>
-nameClash(const LoopModel &L, const VarDecl *VD) {
-  using Clash = std::pair<std::string, SourceLocation>;
-  StringRef N = VD->getName();
-  auto Named = [&](const NamedDecl *D) {
-    return D && D->getIdentifier() && D->getName() == N;
-  };
-  llvm::SmallVector<const Stmt *, 64> Work{L.Loop.For->getBody()};
-  while (!Work.empty()) {
-    const Stmt *S = Work.pop_back_val();
-    if (!S)
-      continue;
-    llvm::append_range(Work, S->children());
-    if (const auto *DS = dyn_cast<DeclStmt>(S)) {
-      for (const Decl *D : DS->decls()) {
-        if (Named(dyn_cast<NamedDecl>(D)))
-          return Clash{"a declaration in the body", D->getLocation()};
-        if (const auto *Record = dyn_cast<RecordDecl>(D))
-          for (const FieldDecl *Field : Record->fields())
-            if (Named(Field))
-              return Clash{"a member", Field->getLocation()};
-        if (const auto *Enum = dyn_cast<EnumDecl>(D))
-          for (const EnumConstantDecl *EC : Enum->enumerators())
-            if (Named(EC))
-              return Clash{"a declaration in the body", EC->getLocation()};
-      }
-    } else if (const auto *Label = dyn_cast<LabelStmt>(S)) {
-      if (Named(Label->getDecl()))
-        return Clash{"a label", Label->getIdentLoc()};
-    } else if (const auto *Member = dyn_cast<MemberExpr>(S)) {
-      if (Named(Member->getMemberDecl()))
-        return Clash{"a member", Member->getMemberLoc()};
-    } else if (const auto *Init = dyn_cast<DesignatedInitExpr>(S)) {
-      for (const DesignatedInitExpr::Designator &D : Init->designators())
-        if (D.isFieldDesignator() && D.getFieldName() &&
-            D.getFieldName()->getName() == N)
-          return Clash{"a member", D.getFieldLoc()};
-    } else if (const auto *Offset = dyn_cast<OffsetOfExpr>(S)) {
-      for (unsigned I = 0; I < Offset->getNumComponents(); ++I)
-        if (Offset->getComponent(I).getKind() == OffsetOfNode::Field &&
-            Named(Offset->getComponent(I).getField()))
-          return Clash{"a member", Offset->getComponent(I).getEndLoc()};
-    }
-  }
-  return std::nullopt;
 }
 
 /// A macro's definition as written after `#define `: name, parameters and
@@ -277,175 +160,105 @@ std::string macroDirectives(Preprocessor &PP, CharSourceRange Range) {
 
 } // namespace
 
-bool emitC(ASTContext &Ctx, Preprocessor &PP, clang::Rewriter &Rewrite,
+void emitC(ASTContext &Ctx, Preprocessor &PP, clang::Rewriter &Rewrite,
            const LoopModel &L, const LoopText &LT) {
   const SourceManager &SM = Ctx.getSourceManager();
-  DiagnosticsEngine &Diags = Ctx.getDiagnostics();
   const CanonicalLoop &Loop = L.Loop;
   const VarDecl *Var = Loop.Var;
+  const OutlinePlan &Plan = *L.Outline;
   Text T(Ctx);
   const std::string &S = LT.Suffix;
   std::string VarType = T.type(Var->getType().getUnqualifiedType());
   std::string Ctx_ = "fpm_c" + S;
 
   // What the context carries, how the call site fills it and how the
-  // outlined function declares the body's names from it.
+  // outlined function declares the body's names from it (OutlineChecks.h).
   std::string Members, Sets, Locals;
   llvm::raw_string_ostream M(Members), Set(Sets), Local(Locals);
-  auto CannotOutline = [&](const VarDecl *VD, StringRef Why) {
-    report(Diags, L.Pragma->KeywordLoc, Level::Error,
-           "cannot outline the loop's body: '%0' %1")
-        << VD->getName() << Why;
-    report(Diags, VD->getLocation(), Level::Note, "'%0' is declared here")
-        << VD->getName();
-    return false;
-  };
-  // The extents of array type Elem, numbered from Level on (N followed by
-  // Zeros names the array of that level): each variable one becomes a
-  // context member, measured with sizeof at the call site and copied into a
-  // const local of the outlined body. Appends every extent to Dims and
-  // leaves Elem the element type; false at an array type that is neither
-  // constant nor variable.
-  auto MeasureExtents = [&](const std::string &N, QualType &Elem,
-                            unsigned Level, std::string Zeros,
-                            std::string &Dims) {
-    for (; const ArrayType *AT = Ctx.getAsArrayType(Elem);
-         ++Level, Elem = AT->getElementType(), Zeros += "[0]") {
-      if (const auto *CAT = dyn_cast<ConstantArrayType>(AT)) {
-        Dims += "[" + std::to_string(CAT->getSize().getZExtValue()) + "]";
+  // The extents of an array of variable size, as its declaration's
+  // brackets: each variable one becomes a context member, measured with
+  // sizeof at the call site and copied into a const local of the outlined
+  // body.
+  auto Extents = [&](const std::string &N, const OutlinedVar &OV) {
+    std::string Dims;
+    for (const OutlineExtent &E : OV.Extents) {
+      if (!E.Variable) {
+        Dims += "[" + std::to_string(E.Size) + "]";
         continue;
       }
-      if (!isa<VariableArrayType>(AT))
-        return false;
-      std::string Dim = "fpm_" + N + "_d" + std::to_string(Level);
+      std::string Zeros;
+      for (unsigned I = 0; I < E.Dim; ++I)
+        Zeros += "[0]";
+      std::string Dim = "fpm_" + N + "_d" + std::to_string(E.Dim);
       Dims += "[" + Dim + "]";
       M << "  int64_t " << Dim << ";\n";
       Set << "  " << Ctx_ << "." << Dim << " = (int64_t)(sizeof(" << N << Zeros
           << ") / sizeof(" << N << Zeros << "[0]));\n";
       Local << "  const int64_t " << Dim << " = fpm_c->" << Dim << ";\n";
     }
-    return true;
+    return Dims;
   };
-  // The outlined body sees the arrays it shares as pointers: an operator
-  // that measures the array itself would measure a pointer instead.
-  llvm::SmallPtrSet<const VarDecl *, 8> Arrays;
-  for (const VarDecl *VD : L.Vars.Shared)
-    if (VD->getType()->isArrayType())
-      Arrays.insert(VD);
-  bool Measured = false;
-  forEachArraySizeQuery(
-      Loop.For->getBody(), Arrays, SM, Ctx.getLangOpts(),
-      [&](SourceLocation At, StringRef Op, const VarDecl *VD) {
-        if (Op == "sizeof")
-          report(Diags, SM.getExpansionLoc(At), Level::Error,
-                 "'%0' of array '%1' declared outside the loop cannot be "
-                 "outlined in C: the outlined body sees a pointer; take the "
-                 "size outside the loop (e.g. 'size_t %1_size = sizeof %1;') "
-                 "and use that")
-              << Op << VD->getName();
-        else
-          report(Diags, SM.getExpansionLoc(At), Level::Error,
-                 "'%0' of array '%1' declared outside the loop cannot be "
-                 "outlined in C: the outlined body sees a pointer; compute "
-                 "it outside the loop and use that")
-              << Op << VD->getName();
-        report(Diags, VD->getLocation(), Level::Note, "'%0' is declared here")
-            << VD->getName();
-        Measured = true;
-      });
-  if (Measured)
-    return false;
   // The body's text names a variable the enclosing function writes into or
   // takes the address of through a macro that means the variable itself,
   // reached through its address: `#define r (*fpm_ref_r)`.
   std::string Aliases, Unaliases;
-  for (const VarDecl *VD : L.Vars.Shared) {
+  for (const OutlinedVar &OV : Plan.Vars) {
+    const VarDecl *VD = OV.Var;
     std::string N = VD->getName().str();
     std::string Member = memberName(L, VD);
     QualType Declared = VD->getType();
-    bool Addressed = llvm::is_contained(L.Vars.Addressed, VD);
-    if (Addressed || usesLocalType(Declared)) {
-      // The context before the function cannot name a local type: the
-      // address travels as void *.
-      if (Declared->isVariablyModifiedType())
-        return CannotOutline(VD, "has a variably modified type and is "
-                                 "written in the body or its address taken");
-      if (Addressed) {
-        if (auto Clash = nameClash(L, VD)) {
-          report(Diags, SM.getExpansionLoc(Clash->second), Level::Error,
-                 "cannot outline the loop's body: it writes into '%0' or "
-                 "takes its address, so the outlined body must reach '%0' "
-                 "through its address, and the body also uses the name '%0' "
-                 "for %1 here; rename one of them")
-              << N << Clash->first;
-          report(Diags, VD->getLocation(), Level::Note, "'%0' is declared here")
-              << N;
-          return false;
-        }
-      }
-      M << "  void *" << Member << ";\n";
-      if (Declared->isArrayType()) {
-        // An array of a local type: its element 0's address.
-        QualType Passed = Ctx.getArrayDecayedType(Declared);
-        Set << "  " << Ctx_ << "." << Member << " = (void *)" << N << ";\n";
-        Local << "  " << T.type(Passed, N) << " = (" << T.type(Passed)
-              << ")fpm_c->" << Member << ";\n";
-        continue;
-      }
-      Set << "  " << Ctx_ << "." << Member << " = (void *)&" << N << ";\n";
-      if (Addressed) {
-        Local << "  " << T.type(Declared, "*const fpm_ref_" + N) << " = ("
-              << T.type(Declared, "*") << ")fpm_c->" << Member << ";\n";
-        Aliases += "#define " + N + " (*fpm_ref_" + N + ")\n";
-        Unaliases += "#undef " + N + "\n";
-      } else {
-        Local << "  " << T.type(Declared, N) << " = *("
-              << T.type(Declared.getUnqualifiedType(), "*") << ")fpm_c->"
-              << Member << ";\n";
-      }
-      continue;
-    }
-    QualType Passed =
-        Declared->isArrayType() ? Ctx.getArrayDecayedType(Declared) : Declared;
-    if (!Passed->isVariablyModifiedType()) {
+    switch (OV.K) {
+    case OutlinedVar::Kind::Value: {
+      QualType Passed = Declared->isArrayType()
+                            ? Ctx.getArrayDecayedType(Declared)
+                            : Declared;
       M << "  " << T.type(Passed.getUnqualifiedType(), Member) << ";\n";
       Set << "  " << Ctx_ << "." << Member << " = " << N << ";\n";
       Local << "  " << T.type(Declared->isArrayType() ? Passed : Declared, N)
             << " = fpm_c->" << Member << ";\n";
-      continue;
+      break;
     }
-    // A VLA or a pointer to one: the address travels as void *, with each
-    // variable extent measured at the call site.
-    const auto *Ptr = Passed->getAs<PointerType>();
-    if (!Ptr)
-      return CannotOutline(VD, "has a variably modified type fpm cannot pass");
-    QualType Elem = Ptr->getPointeeType();
-    M << "  void *" << Member << ";\n";
-    Set << "  " << Ctx_ << "." << Member << " = (void *)" << N << ";\n";
-    std::string Dims;
-    if (!MeasureExtents(N, Elem, 1, "[0]", Dims))
-      return CannotOutline(VD, "has an array type fpm cannot pass");
-    if (Elem->isVariablyModifiedType())
-      return CannotOutline(VD, "has a variably modified type fpm cannot pass");
-    Local << "  " << T.type(Elem, "(*" + N + ")" + Dims) << " = ("
-          << T.type(Elem, "(*)" + Dims) << ")fpm_c->" << Member << ";\n";
-  }
-  for (const VarDecl *VD : L.Vars.Private) {
-    QualType PT = VD->getType().getUnqualifiedType();
-    if (!PT->isVariablyModifiedType()) {
-      Local << "  " << T.type(PT, VD->getName()) << ";\n";
-      continue;
+    case OutlinedVar::Kind::ArrayAddress: {
+      QualType Passed = Ctx.getArrayDecayedType(Declared);
+      M << "  void *" << Member << ";\n";
+      Set << "  " << Ctx_ << "." << Member << " = (void *)" << N << ";\n";
+      Local << "  " << T.type(Passed, N) << " = (" << T.type(Passed)
+            << ")fpm_c->" << Member << ";\n";
+      break;
     }
-    // An array of variable size: its extents measured at the call site, the
-    // array declared again with them in the outlined body.
-    std::string N = VD->getName().str(), Dims;
-    QualType Elem = PT;
-    if (!MeasureExtents(N, Elem, 0, "", Dims))
-      return CannotOutline(VD, "is private and has an array type fpm "
-                               "cannot declare");
-    if (Elem->isVariablyModifiedType())
-      return CannotOutline(VD, "is private and has a variably modified type");
-    Local << "  " << T.type(Elem, N + Dims) << ";\n";
+    case OutlinedVar::Kind::Reference:
+      M << "  void *" << Member << ";\n";
+      Set << "  " << Ctx_ << "." << Member << " = (void *)&" << N << ";\n";
+      Local << "  " << T.type(Declared, "*const fpm_ref_" + N) << " = ("
+            << T.type(Declared, "*") << ")fpm_c->" << Member << ";\n";
+      Aliases += "#define " + N + " (*fpm_ref_" + N + ")\n";
+      Unaliases += "#undef " + N + "\n";
+      break;
+    case OutlinedVar::Kind::LocalValue:
+      M << "  void *" << Member << ";\n";
+      Set << "  " << Ctx_ << "." << Member << " = (void *)&" << N << ";\n";
+      Local << "  " << T.type(Declared, N) << " = *("
+            << T.type(Declared.getUnqualifiedType(), "*") << ")fpm_c->"
+            << Member << ";\n";
+      break;
+    case OutlinedVar::Kind::VariableArray: {
+      M << "  void *" << Member << ";\n";
+      Set << "  " << Ctx_ << "." << Member << " = (void *)" << N << ";\n";
+      std::string Dims = Extents(N, OV);
+      Local << "  " << T.type(OV.Elem, "(*" + N + ")" + Dims) << " = ("
+            << T.type(OV.Elem, "(*)" + Dims) << ")fpm_c->" << Member << ";\n";
+      break;
+    }
+    case OutlinedVar::Kind::Private:
+      Local << "  " << T.type(Declared.getUnqualifiedType(), N) << ";\n";
+      break;
+    case OutlinedVar::Kind::PrivateVariableArray: {
+      // Declared again with its extents measured at the call site.
+      std::string Dims = Extents(N, OV);
+      Local << "  " << T.type(OV.Elem, N + Dims) << ";\n";
+      break;
+    }
+    }
   }
   // Each reduction variable is the chunk's accumulator, under its own name:
   // a local copy of partials[r] that the body's text accumulates into, and
@@ -470,17 +283,7 @@ bool emitC(ASTContext &Ctx, Preprocessor &PP, clang::Rewriter &Rewrite,
   // The context struct and a prototype of the outlined body go before the
   // function; the body's definition goes right after it, where the macros
   // the function defines before the loop are defined too.
-  SourceLocation FnBegin = SM.getExpansionLoc(L.Fn->getBeginLoc());
-  FnBegin = FnBegin.getLocWithOffset(
-      -static_cast<int>(SM.getExpansionColumnNumber(FnBegin) - 1));
-  SourceLocation FnEnd = SM.getExpansionRange(L.Fn->getEndLoc()).getEnd();
-  FnEnd = Lexer::getLocForEndOfToken(FnEnd, 0, SM, Ctx.getLangOpts());
-  if (FnEnd.isInvalid() || !SM.isWrittenInMainFile(FnEnd)) {
-    report(Diags, L.Pragma->KeywordLoc, Level::Error,
-           "cannot outline the loop's body: cannot find where '%0' ends")
-        << L.Fn->getName();
-    return false;
-  }
+  SourceLocation FnBegin = Plan.FnBegin, FnEnd = Plan.FnEnd;
 
   std::string Declared;
   llvm::raw_string_ostream D(Declared);
@@ -500,7 +303,7 @@ bool emitC(ASTContext &Ctx, Preprocessor &PP, clang::Rewriter &Rewrite,
 
   // The text the outlined body copies, and the macros it must see there.
   llvm::SmallVector<CharSourceRange, 4> Copied{
-      CharSourceRange::getCharRange(LT.BodyBegin, LT.BodyEnd)};
+      CharSourceRange::getCharRange(L.BodyBegin, L.BodyEnd)};
   llvm::SmallVector<const NamedDecl *, 4> CopiedTypes;
   for (const NamedDecl *D : L.Vars.LocalTypes) {
     // `typedef struct P {...} P_t;`: P's text is in P_t's.
@@ -548,7 +351,7 @@ bool emitC(ASTContext &Ctx, Preprocessor &PP, clang::Rewriter &Rewrite,
   // in it, rewritten before it, move with it. Their names read the same in
   // the outlined body, which declares the body's names again.
   O << Rewrite.getRewrittenText(
-      CharSourceRange::getCharRange(LT.BodyBegin, LT.BodyEnd));
+      CharSourceRange::getCharRange(L.BodyBegin, L.BodyEnd));
   O << "\n" << Unaliases << "  }\n" << StoreBack << "  return 0;\n}\n";
   O << Fixes.After << T.lineMarker(FnEnd);
 
@@ -610,7 +413,7 @@ bool emitC(ASTContext &Ctx, Preprocessor &PP, clang::Rewriter &Rewrite,
       << ");\n  (void)" << LT.VarName << ";\n";
   C << "}\n"
     << macroDirectives(PP,
-                       CharSourceRange::getCharRange(LT.BodyBegin, LT.BodyEnd))
+                       CharSourceRange::getCharRange(L.BodyBegin, L.BodyEnd))
     << LT.AfterLine;
 
   // The length of the text replaced, as rewritten so far (with the nested
@@ -618,16 +421,11 @@ bool emitC(ASTContext &Ctx, Preprocessor &PP, clang::Rewriter &Rewrite,
   clang::Rewriter::RewriteOptions Replaced;
   Replaced.IncludeInsertsAtBeginOfRange = false;
   int Length = Rewrite.getRangeSize(
-      CharSourceRange::getCharRange(LT.ReplaceBegin, LT.BodyEnd), Replaced);
-  if (Length < 0) {
-    report(Diags, L.Pragma->KeywordLoc, Level::Error,
-           "cannot find the text of this loop");
-    return false;
-  }
-  Rewrite.ReplaceText(LT.ReplaceBegin, Length, Call);
+      CharSourceRange::getCharRange(L.ReplaceBegin, L.BodyEnd), Replaced);
+  assert(Length >= 0 && "planRewrite found the loop's text in one file");
+  Rewrite.ReplaceText(L.ReplaceBegin, Length, Call);
   Rewrite.InsertTextBefore(FnBegin, Declared);
   Rewrite.InsertTextBefore(FnEnd, Outlined);
-  return true;
 }
 
 } // namespace fpm

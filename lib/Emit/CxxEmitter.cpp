@@ -18,7 +18,7 @@ using namespace clang;
 
 namespace fpm {
 
-bool emitCxx(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
+void emitCxx(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
              const LoopText &LT) {
   const SourceManager &SM = Ctx.getSourceManager();
   const CanonicalLoop &Loop = L.Loop;
@@ -98,10 +98,9 @@ bool emitCxx(ASTContext &Ctx, clang::Rewriter &Rewrite, const LoopModel &L,
   After << "}\n" << LT.AfterLine;
 
   unsigned Length =
-      SM.getFileOffset(LT.BodyBegin) - SM.getFileOffset(LT.ReplaceBegin);
-  Rewrite.ReplaceText(LT.ReplaceBegin, Length, Prefix);
-  Rewrite.InsertTextAfter(LT.BodyEnd, Suffix);
-  return true;
+      SM.getFileOffset(L.BodyBegin) - SM.getFileOffset(L.ReplaceBegin);
+  Rewrite.ReplaceText(L.ReplaceBegin, Length, Prefix);
+  Rewrite.InsertTextAfter(L.BodyEnd, Suffix);
 }
 
 } // namespace fpm

@@ -5,7 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // The emitters write one loop's rewrite from its LoopModel, through a
-// clang::Rewriter; they only read the model.
+// clang::Rewriter; they only read the model, and report nothing: every
+// refusal is the analysis' (Analysis/OutlineChecks.h for what the rewrite
+// itself needs), and so are the places they edit (LoopModel::ReplaceBegin,
+// BodyBegin, BodyEnd; in C, LoopModel::Outline).
 //
 //  - C++ (CxxEmitter.cpp): fpm::parallelFor with a [&] lambda around the
 //    body, left in place;
@@ -84,11 +87,7 @@ struct LoopText {
   std::string Lower, Bound, Step, Compare;
   /// The type the test compares in, where it is not the variable's.
   std::string CompareType;
-  std::string I64, U64; // int64_t, spelled for the language
-  /// Where the text the call replaces starts: the pragma's `#`, or the
-  /// `for` when preprocessor lines stand between them.
-  clang::SourceLocation ReplaceBegin;
-  clang::SourceLocation BodyBegin, BodyEnd; // [begin, end) of the body's text
+  std::string I64, U64;  // int64_t, spelled for the language
   std::string BodyLine;  // #line (and indentation) before the body's text
   std::string AfterLine; // #line (and indentation) before the text after
   std::string File;
@@ -110,13 +109,12 @@ void emitSetup(llvm::raw_ostream &OS, const LoopModel &L, const LoopText &LT,
 void emitKernel(llvm::raw_ostream &OS, const LoopModel &L, const std::string &S,
                 bool Cxx);
 
-/// Rewrites L as C++ or as C. Each returns false, with an error reported,
-/// if the loop cannot be rewritten.
-bool emitCxx(clang::ASTContext &Ctx, clang::Rewriter &Rewrite,
+/// Rewrites L, planned (planRewrite), as C++ or as C.
+void emitCxx(clang::ASTContext &Ctx, clang::Rewriter &Rewrite,
              const LoopModel &L, const LoopText &LT);
 /// PP's macro history gives the outlined C body the macros it sees at the
 /// loop.
-bool emitC(clang::ASTContext &Ctx, clang::Preprocessor &PP,
+void emitC(clang::ASTContext &Ctx, clang::Preprocessor &PP,
            clang::Rewriter &Rewrite, const LoopModel &L, const LoopText &LT);
 
 } // namespace fpm

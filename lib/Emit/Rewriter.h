@@ -16,6 +16,9 @@
 // lines. The pragma is left behind as a marker comment, so that the output
 // holds no pragma and rewriting it again changes nothing.
 //
+// It reports nothing: what it could not rewrite, the analysis refused
+// (Analysis/OutlineChecks.h), and the places it edits the analysis found.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FPM_LIB_REWRITER_H
@@ -38,9 +41,9 @@ public:
   LoopRewriter(clang::ASTContext &Ctx, clang::Preprocessor &PP,
                clang::Rewriter &Rewrite);
 
-  /// Rewrites one loop. Loops must come innermost and last first. Returns
-  /// false, with an error reported, if the loop cannot be rewritten.
-  bool rewrite(const LoopModel &Loop);
+  /// Rewrites one loop, planned (planRewrite, Analysis/OutlineChecks.h).
+  /// Loops must come innermost and last first.
+  void rewrite(const LoopModel &Loop);
 
   /// Adds the runtime's header at the top of the file, if a loop was
   /// rewritten or `Other` edits (data regions) need it.

@@ -15,7 +15,9 @@
 #include "Offload/Offload.h"
 
 #include "Analysis/StmtWalk.h"
+#include "LoopModel.h"
 #include "Offload/KernelCheck.h"
+#include "Offload/KernelEmitter.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"

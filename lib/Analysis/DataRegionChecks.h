@@ -1,0 +1,58 @@
+//===- DataRegionChecks.h - Where #pragma fpm data and update stand -*- C++
+//-*-=//
+//
+// Part of fpm, under the Apache License v2.0 with LLVM Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The data pragmas' check. `#pragma fpm data` takes the block after it: its
+// arrays keep their device copies from loop call to loop call while the
+// block runs (the runtime's fpm_data_begin/fpm_data_end, docs/pragma.md).
+// In C the region's end is a call before the block's '}', so nothing may
+// leave the block any other way (a return, a goto out, a break or continue
+// of an enclosing loop): an error at the exit. In C++ an fpm::DataRegion
+// object ends it on every exit. `#pragma fpm update host(...)` or
+// `device(...)` becomes the call in its place, which must be where a
+// statement may stand. Neither may stand in a partitioned loop. What it
+// accepts, Emit/DataRegions.h rewrites.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FPM_LIB_DATAREGIONCHECKS_H
+#define FPM_LIB_DATAREGIONCHECKS_H
+
+#include "Analysis/PragmaPlacement.h"
+#include "Record/PragmaParser.h"
+#include "Record/SourceRecord.h"
+
+#include "clang/Basic/SourceLocation.h"
+#include "llvm/ADT/ArrayRef.h"
+
+#include <vector>
+
+namespace clang {
+class ASTContext;
+class CompoundStmt;
+} // namespace clang
+
+namespace fpm {
+
+/// A data pragma the check accepted: a region with its block, or an update
+/// (no block), which stands where a statement may.
+struct PlacedDataPragma {
+  const DataPragma *Pragma = nullptr;
+  const clang::CompoundStmt *Block = nullptr;
+};
+
+/// Checks Pragmas (in source order), in the file whose function blocks are
+/// Blocks. Partitioned: the partitioned loops, in which no data pragma may
+/// stand. Reports every problem as an error; returns the pragmas it
+/// accepts, in source order.
+std::vector<PlacedDataPragma>
+checkDataPragmas(clang::ASTContext &Ctx, const SourceRecord &Record,
+                 llvm::ArrayRef<DataPragma> Pragmas, const BlockMap &Blocks,
+                 llvm::ArrayRef<clang::SourceRange> Partitioned);
+
+} // namespace fpm
+
+#endif // FPM_LIB_DATAREGIONCHECKS_H
