@@ -334,19 +334,21 @@ bool planRewrite(ASTContext &Ctx, LoopModel &L) {
   L.BodyEnd = *End;
   L.ReplaceBegin =
       L.PragmaApart ? SM.getExpansionLoc(For->getForLoc()) : L.Pragma->HashLoc;
-  if (Ctx.getLangOpts().CPlusPlus)
-    return true;
-  if (!checkArraySizes(Ctx, L) || !planOutline(Ctx, L))
-    return false;
-  // The C emitter replaces the text from the pragma to the body's end as
-  // the nested loops' calls left it: one range of one file.
-  if (!L.ReplaceBegin.isFileID() || !L.BodyEnd.isFileID() ||
-      SM.getFileID(L.ReplaceBegin) != SM.getFileID(L.BodyEnd)) {
+  // Both emitters edit the text from the pragma to the body's end (the C
+  // one replaces it as the nested loops' calls left it, the C++ one closes
+  // the lambda at its end): one range of the main file, which is all that
+  // is written back.
+  const auto TextOfTheLoop = [&] {
+    if (L.ReplaceBegin.isFileID() && L.BodyEnd.isFileID() &&
+        SM.getFileID(L.ReplaceBegin) == SM.getFileID(L.BodyEnd))
+      return true;
     report(Diags, L.Pragma->KeywordLoc, Level::Error,
            "cannot find the text of this loop");
     return false;
-  }
-  return true;
+  };
+  if (Ctx.getLangOpts().CPlusPlus)
+    return TextOfTheLoop();
+  return checkArraySizes(Ctx, L) && planOutline(Ctx, L) && TextOfTheLoop();
 }
 
 } // namespace fpm

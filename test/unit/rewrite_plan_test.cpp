@@ -439,6 +439,25 @@ void f(int n, double *a) {
                 "4:13: error: cannot find the text of this loop"}));
 }
 
+// The C++ emitter closes the lambda at the body's end: the same refusal.
+TEST(OutlineRefusal, ABodyThatEndsInAHeaderInCxx) {
+  Outcome Out = plan(R"(
+void f(int n, double *a) {
+  int i;
+#pragma fpm partition
+  for (i = 0; i < n; i++) {
+    a[i] = 0;
+#include "tail.h"
+}
+)",
+                     "input.cpp", {{"tail.h", "  }\n"}});
+  ASSERT_EQ(Out.Loops.size(), 1u);
+  EXPECT_FALSE(Out.Loops[0].Rewritable);
+  EXPECT_EQ(Out.Diagnostics,
+            (std::vector<std::string>{
+                "4:13: error: cannot find the text of this loop"}));
+}
+
 TEST(OutlineRefusal, ABodyWhoseEndIsInAMacro) {
   Outcome Out = plan(R"(
 #define ZERO(a, i) a[i] = 0;
