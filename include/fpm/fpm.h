@@ -247,9 +247,11 @@ typedef struct fpm_kernel {
   const char *options; /* the build's options (clBuildProgram's); may be NULL */
   const fpm_arg *args; /* in the kernel's parameter order */
   int arg_count;
-  /* FPM_KERNEL_OPENCL_C, the zero a zero-initialised description has.
+  /* An fpm_kernel_language: FPM_KERNEL_OPENCL_C, the zero a
+     zero-initialised description has (an int, as fpm_arg's kind, so that
+     any value a program stores is one the runtime may read and refuse).
      Added in ABI 1 (FPM_ABI_VERSION, libfpmrt.so.1). */
-  fpm_kernel_language language;
+  int language;
 } fpm_kernel;
 
 /*

@@ -241,12 +241,13 @@ KernelArg::inArray(std::int64_t first, std::int64_t last) const {
   return {from, std::max(from, std::min(last, origin + extent))};
 }
 
-const char *kernelTitle(fpm_kernel_language language) {
+const char *kernelTitle(int language) {
   switch (language) {
   case FPM_KERNEL_OPENCL_C:
     return "OpenCL kernel";
+  default:
+    return nullptr;
   }
-  return nullptr;
 }
 
 KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
@@ -256,7 +257,7 @@ KernelSpec makeKernelSpec(const fpm_kernel &kernel, std::int64_t tripCount) {
     throw std::invalid_argument(
         "fpm_kernel: language " + std::to_string(kernel.language) +
         " is not one fpm.h defines (FPM_KERNEL_OPENCL_C)");
-  spec.language = kernel.language;
+  spec.language = static_cast<fpm_kernel_language>(kernel.language);
   if (!kernel.name || !*kernel.name)
     throw std::invalid_argument(std::string("the ") + title + " has no name");
   spec.name = kernel.name;

@@ -221,7 +221,7 @@ struct KernelSpec {
 
 /// How messages name a kernel of `language`: "OpenCL kernel"; null for a
 /// value fpm.h does not define.
-const char *kernelTitle(fpm_kernel_language language);
+const char *kernelTitle(int language);
 
 /// Checks `kernel` for a loop of `tripCount` iterations and reads its
 /// source file. Array arguments of the same data share one device buffer

@@ -1038,9 +1038,7 @@ TEST_F(CoexecKernelTest, BadDescriptionsAreRefused) {
   expectRefused("unknown-kind", "unknown kind",
                 [](fpm_kernel &, fpm_arg &arg) { arg.kind = 9; });
   expectRefused("unknown-language", "language 7 is not one fpm.h defines",
-                [](fpm_kernel &kernel, fpm_arg &) {
-                  kernel.language = static_cast<fpm_kernel_language>(7);
-                });
+                [](fpm_kernel &kernel, fpm_arg &) { kernel.language = 7; });
   expectRefused("negative-count", "bad argument list",
                 [](fpm_kernel &kernel, fpm_arg &) { kernel.arg_count = -1; });
 }
