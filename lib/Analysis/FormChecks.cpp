@@ -92,11 +92,7 @@ CheckResult GotosCheck::run(CheckContext &Context) {
     }
   }
   // A goto outside the body to a label in it.
-  llvm::SmallVector<const Stmt *, 64> Work{W.Fn.getBody()};
-  while (!Work.empty()) {
-    const Stmt *S = Work.pop_back_val();
-    if (!S)
-      continue;
+  forEachStmt(W.Fn.getBody(), [&](const Stmt *S) {
     if (const auto *Goto = dyn_cast<GotoStmt>(S)) {
       const LabelStmt *Target = Goto->getLabel()->getStmt();
       if (Target && W.isInside(Target->getBeginLoc(), Body) &&
@@ -109,8 +105,8 @@ CheckResult GotosCheck::run(CheckContext &Context) {
         GotosOk = false;
       }
     }
-    llvm::append_range(Work, S->children());
-  }
+    return true;
+  });
   return GotosOk ? CheckResult::Pass : CheckResult::Errors;
 }
 
