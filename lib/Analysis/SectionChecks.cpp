@@ -65,12 +65,7 @@ bool writesAreVisible(const LoopWalk &Walk,
             Walk.isInside(VD->getLocation(),
                           Walk.For.getBody()->getSourceRange()));
   };
-  llvm::SmallVector<const Stmt *, 64> Work{Walk.For.getBody()};
-  while (!Work.empty()) {
-    const Stmt *S = Work.pop_back_val();
-    if (!S)
-      continue;
-    llvm::append_range(Work, S->children());
+  return forEachStmt(Walk.For.getBody(), [&](const Stmt *S) {
     if (const auto *Call = dyn_cast<CallExpr>(S)) {
       if (!isNumericCall(Call))
         return false;
@@ -88,8 +83,8 @@ bool writesAreVisible(const LoopWalk &Walk,
       if (!KnownTarget(UO->getSubExpr()))
         return false;
     }
-  }
-  return true;
+    return true;
+  });
 }
 
 /// S's first index minus a section's lower bound, with the inner loops
@@ -215,16 +210,11 @@ void reportOutReadBeforeWrite(LoopWalk &Walk, const VarDecl *Array,
         return;
       Uses[S.RootRef] = &S;
     }
-  llvm::SmallVector<const Stmt *, 64> Work{Walk.For.getBody()};
-  while (!Work.empty()) {
-    const Stmt *S = Work.pop_back_val();
-    if (!S)
-      continue;
-    if (const auto *DRE = dyn_cast<DeclRefExpr>(S);
-        DRE && DRE->getDecl() == Array && !Uses.count(DRE))
-      return;
-    llvm::append_range(Work, S->children());
-  }
+  if (!forEachStmt(Walk.For.getBody(), [&](const Stmt *S) {
+        const auto *DRE = dyn_cast<DeclRefExpr>(S);
+        return !DRE || DRE->getDecl() != Array || Uses.count(DRE);
+      }))
+    return;
 
   auto FullExpr = [&](const Stmt *E) {
     for (const Stmt *P = Walk.parentOf(E); isa_and_nonnull<Expr>(P);
