@@ -19,6 +19,11 @@
 // exit status 1. Profiles go to a private folder, removed at the end.
 //
 //   fpm-bench-residency [--quick] [--size N] [--steps S] [--only PES]
+//                       [--schedule auto|equal] [--region none|data]
+//                       [--per-step]
+//
+// --only, --schedule and --region run those configurations alone;
+// --per-step prints each step's bytes and time under its run's line.
 //
 // --quick (64 x 64, 6 steps) is the CTest test bench-residency-quick: it
 // checks results, never times. Exit status 77 without an OpenCL device.
@@ -68,7 +73,10 @@ void initial(std::vector<double> &a, int n) {
 int main(int argc, char **argv) {
   int n = 512, steps = 60;
   bool quick = false;
-  std::string only; // gpu or all: those configurations alone
+  std::string only;         // gpu or all: those configurations alone
+  std::string onlySchedule; // auto or equal: those alone
+  int onlyRegion = -1;      // 0 (none) or 1 (data): those alone
+  bool perStep = false;     // a line per step of each run
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
@@ -80,9 +88,17 @@ int main(int argc, char **argv) {
       steps = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--schedule") && i + 1 < argc) {
+      onlySchedule = argv[++i];
+    } else if (!std::strcmp(argv[i], "--region") && i + 1 < argc) {
+      onlyRegion = std::strcmp(argv[++i], "data") ? 0 : 1;
+    } else if (!std::strcmp(argv[i], "--per-step")) {
+      perStep = true;
     } else {
-      std::fprintf(stderr, "usage: fpm-bench-residency [--quick] [--size N] "
-                           "[--steps S]\n");
+      std::fprintf(stderr,
+                   "usage: fpm-bench-residency [--quick] [--size N] "
+                   "[--steps S] [--only gpu|all] [--schedule auto|equal] "
+                   "[--region none|data] [--per-step]\n");
       return 2;
     }
   }
@@ -121,7 +137,9 @@ int main(int argc, char **argv) {
   for (const char *devices : {"gpu", "all"})
     for (const char *schedule : {"auto", "equal"})
       for (int region : {0, 1}) {
-        if (!only.empty() && only != devices)
+        if ((!only.empty() && only != devices) ||
+            (!onlySchedule.empty() && onlySchedule != schedule) ||
+            (onlyRegion >= 0 && onlyRegion != region))
           continue;
         setenv("FPM_DEVICES", devices, 1);
         setenv("FPM_SCHEDULE", schedule, 1);
@@ -152,6 +170,18 @@ int main(int argc, char **argv) {
             static_cast<double>(to.fromDevices - from.fromDevices) / per, halo,
             late[late.size() / 2] * 1e3,
             same ? "" : "  WRONG: not the serial grids");
+        if (perStep)
+          for (std::size_t t = 0; t < run.traffic.size(); ++t) {
+            const fpm::DeviceTraffic before =
+                t ? run.traffic[t - 1] : fpm::DeviceTraffic{};
+            std::printf("  step %3zu: %10llu B to, %10llu B from, %8.3f ms\n",
+                        t,
+                        static_cast<unsigned long long>(
+                            run.traffic[t].toDevices - before.toDevices),
+                        static_cast<unsigned long long>(
+                            run.traffic[t].fromDevices - before.fromDevices),
+                        run.seconds[t] * 1e3);
+          }
       }
   (void)quick;
   std::filesystem::remove_all(folder);
