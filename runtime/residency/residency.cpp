@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -153,6 +154,18 @@ std::atomic<std::uint64_t> bytesToDevices{0}, bytesToHost{0},
     bytesFromRanksForLoops{0}, bytesFromRanksToGather{0};
 std::atomic<RankLayer *> rankLayer{nullptr};
 
+/// copyCost()'s lines, by holder and direction. Never destroyed: loops may
+/// run during exit.
+struct CopyCosts {
+  std::mutex mutex;
+  std::map<std::pair<Holder, Direction>, CopyCost> lines;
+};
+
+CopyCosts &copyCosts() {
+  static CopyCosts *const instance = new CopyCosts;
+  return *instance;
+}
+
 /// The resident arrays. Never destroyed: loops may run during exit.
 struct Registry {
   std::shared_mutex mutex;
@@ -220,7 +233,12 @@ void Array::fetchToHost(std::span<const Bytes> ranges) {
     for (const Bytes &range : ranges)
       for (const Bytes &part : set.within(range))
         for (const Bytes &gap : host.missing(part)) {
+          const auto started = std::chrono::steady_clock::now();
           copies.at(holder)->download(gap, base);
+          copied(holder, Direction::ToHost, gap.size(),
+                 std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - started)
+                     .count());
           bytesToHost += gap.size();
           host.add(gap);
         }
@@ -451,6 +469,52 @@ std::vector<Bytes> rectBytes(std::span<const SectionRect> rects,
 /// i = 0) reaches none that a region maps.
 std::vector<SectionRect> fromElementZero(std::span<const SectionRect> rects) {
   return clipRects(rects, 0, std::numeric_limits<std::int64_t>::max());
+}
+
+void copied(Holder holder, Direction direction, std::size_t bytes,
+            double seconds) {
+  CopyCosts &costs = copyCosts();
+  const std::lock_guard lock(costs.mutex);
+  costs.lines[{holder, direction}].add(bytes, seconds);
+}
+
+CopyCost copyCost(Holder holder, Direction direction) {
+  CopyCosts &costs = copyCosts();
+  const std::lock_guard lock(costs.mutex);
+  const auto line = costs.lines.find({holder, direction});
+  return line == costs.lines.end() ? CopyCost{} : line->second;
+}
+
+double readSeconds(const void *data, std::size_t size,
+                   std::span<const SectionRect> rects, Holder reader) {
+  double seconds = 0;
+  forEachOverlap(
+      static_cast<const std::byte *>(data),
+      rectBytes(fromElementZero(rects), size),
+      [&](Array &array, std::span<const Bytes> ranges) {
+        static const ByteSet none;
+        const ByteSet &host = array.current[nullptr];
+        const auto found = array.current.find(reader);
+        const ByteSet &held =
+            found == array.current.end() ? none : found->second;
+        std::map<Holder, std::size_t> downloads; // to the host, by device
+        std::size_t uploads = 0;                 // to a device reader
+        for (const Bytes &range : ranges)
+          for (const Bytes &gap : held.missing(range)) {
+            if (reader)
+              uploads += gap.size();
+            for (const auto &[holder, set] : array.current)
+              if (holder && holder != reader)
+                for (const Bytes &part : set.within(gap))
+                  for (const Bytes &lack : host.missing(part))
+                    downloads[holder] += lack.size();
+          }
+        for (const auto &[holder, bytes] : downloads)
+          seconds += copyCost(holder, Direction::ToHost).seconds(bytes);
+        if (uploads > 0)
+          seconds += copyCost(reader, Direction::ToDevice).seconds(uploads);
+      });
+  return seconds;
 }
 
 void acquireHost(const void *data, std::size_t size,

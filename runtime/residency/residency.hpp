@@ -22,6 +22,7 @@
 #pragma once
 
 #include "data/sections.hpp"
+#include "residency/copy_cost.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -177,6 +178,23 @@ void acquireHost(const void *data, std::size_t size,
                  std::span<const SectionRect> rects);
 void hostWrote(const void *data, std::size_t size,
                std::span<const SectionRect> rects);
+
+/// Which way a copy between the host and a device went.
+enum class Direction { ToDevice, ToHost };
+/// A copy of `bytes` between the host and `holder` (a device) took
+/// `seconds`: it teaches copyCost(). The downloads made here (acquireHost
+/// and prepareRead) count themselves; drivers report their uploads.
+void copied(Holder holder, Direction direction, std::size_t bytes,
+            double seconds);
+/// What a copy between the host and `holder` costs, as learned so far.
+CopyCost copyCost(Holder holder, Direction direction);
+/// The seconds `reader` would spend now to make the bytes of `rects` of the
+/// array of `size`-byte elements at `data` current on it, by copyCost():
+/// what only devices hold comes to the host (a download from each), and a
+/// device reader gets what it lacks from the host (an upload). 0 outside
+/// resident arrays, and for copies no earlier one has taught a cost.
+double readSeconds(const void *data, std::size_t size,
+                   std::span<const SectionRect> rects, Holder reader);
 
 /// `holder` failed: what only it holds comes back to the host (throws when
 /// it cannot: those bytes are lost), and it holds nothing any more.

@@ -76,6 +76,50 @@ TEST(ByteSetTest, MissingAndWithin) {
   EXPECT_EQ(set.within({20, 30}), std::vector<Bytes>{});
 }
 
+TEST(CopyCostTest, NothingKnownCostsNothing) {
+  const fpm::residency::CopyCost cost;
+  EXPECT_FALSE(cost.known());
+  EXPECT_EQ(cost.seconds(1 << 20), 0.0);
+}
+
+TEST(CopyCostTest, CopiesOfManySizesGiveLatencyAndRate) {
+  fpm::residency::CopyCost cost;
+  for (std::size_t bytes = 4096; bytes <= (std::size_t{1} << 22); bytes *= 2)
+    cost.add(bytes, 20e-6 + static_cast<double>(bytes) / 5e9);
+  EXPECT_NEAR(cost.latency(), 20e-6, 1e-9);
+  EXPECT_NEAR(cost.secondsPerByte(), 1 / 5e9, 1e-15);
+  EXPECT_NEAR(cost.seconds(1 << 20), 20e-6 + (1 << 20) / 5e9, 1e-9);
+}
+
+TEST(CopyCostTest, CopiesOfOneSizeGiveTheirMean) {
+  fpm::residency::CopyCost cost;
+  cost.add(4096, 1e-5);
+  cost.add(4096, 3e-5);
+  EXPECT_DOUBLE_EQ(cost.secondsPerByte(), 0.0);
+  // The older copy weighs Decay.
+  constexpr double Decay = fpm::residency::CopyCost::Decay;
+  EXPECT_NEAR(cost.seconds(4096), (Decay * 1e-5 + 3e-5) / (Decay + 1), 1e-15);
+}
+
+TEST(CopyCostTest, ANegativeLatencyGivesALineThroughTheOrigin) {
+  fpm::residency::CopyCost cost;
+  cost.add(1000, 1.0);
+  cost.add(2000, 3.0); // 2 ms a byte less 1 s: below 0 at 0 bytes
+  EXPECT_EQ(cost.latency(), 0.0);
+  constexpr double Decay = fpm::residency::CopyCost::Decay;
+  EXPECT_NEAR(cost.seconds(3000),
+              3000 * (Decay * 1 + 3) / (Decay * 1000 + 2000), 1e-12);
+}
+
+TEST(CopyCostTest, RecentCopiesWeighMore) {
+  fpm::residency::CopyCost cost;
+  for (int i = 0; i < 100; ++i)
+    cost.add(4096, 1e-5);
+  for (int i = 0; i < 100; ++i)
+    cost.add(4096, 1e-4); // the link got slower
+  EXPECT_NEAR(cost.seconds(4096), 1e-4, 1e-5);
+}
+
 //===----------------------------------------------------------------------===//
 // Coherence, with device copies in the test's memory
 //===----------------------------------------------------------------------===//
@@ -263,6 +307,37 @@ TEST_F(CoherenceTest, RegionEndsAndUpdatesAskTheRankLayerFirst) {
   EXPECT_EQ(host[0], std::byte(0x66));
   EXPECT_EQ(host[50], std::byte(0x44));
   EXPECT_EQ(layer.gone, (std::vector<const std::byte *>{host}));
+}
+
+TEST_F(CoherenceTest, ReadSecondsCostsWhatTheReaderLacks) {
+  using fpm::residency::Direction;
+  // Holders of their own: copy costs are the process's, by holder.
+  static const int slow = 0, other = 0;
+  MemoryCopy &copy = copyOf(&slow);
+  read(&slow, copy, {{0, 100}});
+  write(&slow, copy, {10, 20}, 0xAA); // only `slow` holds [10, 20)
+  const std::vector<fpm::SectionRect> first30{{0, 30, 1, 0}};
+  auto seconds = [&](const void *reader) {
+    return fpm::residency::readSeconds(host, 1, first30, reader);
+  };
+  // No copy has taught a cost yet: moves look free.
+  EXPECT_EQ(seconds(nullptr), 0.0);
+  // Downloads from `slow`: 0.5 s, and 5 ms a byte.
+  fpm::residency::copied(&slow, Direction::ToHost, 100, 1.0);
+  fpm::residency::copied(&slow, Direction::ToHost, 200, 1.5);
+  // The host lacks [10, 20): one download of 10 bytes.
+  EXPECT_NEAR(seconds(nullptr), 0.55, 1e-9);
+  // `slow` holds all of it: nothing to move.
+  EXPECT_EQ(seconds(&slow), 0.0);
+  // `other` holds nothing: the host gets [10, 20) first, then `other`
+  // uploads 30 bytes, free until an upload has taught their cost.
+  EXPECT_NEAR(seconds(&other), 0.55, 1e-9);
+  fpm::residency::copied(&other, Direction::ToDevice, 100, 2.0);
+  fpm::residency::copied(&other, Direction::ToDevice, 100, 2.0);
+  EXPECT_NEAR(seconds(&other), 2.55, 1e-9);
+  // Outside the resident array: nothing.
+  char elsewhere[30];
+  EXPECT_EQ(fpm::residency::readSeconds(elsewhere, 1, first30, nullptr), 0.0);
 }
 
 TEST_F(CoherenceTest, AnArrayThatOverlapsAnotherIsRefused) {

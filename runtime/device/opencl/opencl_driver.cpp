@@ -770,6 +770,11 @@ void OpenClDriver::finish(Inflight &chunk, WorkFeed &feed) {
   };
   if (const auto [s, e] = span(chunk.uploads); s > 0) {
     start = std::min(start, s);
+    // In a region what a range uploads is what it lacked: the copy cost
+    // that steals and kept splits weigh a move by (residency/copy_cost.hpp).
+    if (residency::active() && chunk.uploadBytes > 0)
+      residency::copied(&device_, residency::Direction::ToDevice,
+                        chunk.uploadBytes, seconds(e - s));
     if (trace_ && chunk.uploadBytes > 0)
       trace::transfer(trace_->loop, pe_.uploadLane(), id, "upload",
                       chunk.uploadBytes, s, e);
