@@ -401,7 +401,11 @@ __kernel void stencil(__global const long *from, __global long *to,
     args[1].stride = 1;
     args[1].count = 1;
     args[2] = fpm_end_arg();
-    const fpm_kernel kernel{Source, nullptr, "stencil", nullptr, args, 3};
+    fpm_kernel kernel{};
+    kernel.source = Source;
+    kernel.name = "stencil";
+    kernel.args = args;
+    kernel.arg_count = 3;
     fpm_loop loop{};
     loop.name = name;
     return fpm_parallel_for_kernel(&loop, count, body, &step, &kernel);
