@@ -118,32 +118,36 @@ bool WorkPool::runsOnCpu(std::size_t pe) const {
   return pes_[pe].pe.cpu || pes_[pe].failed;
 }
 
-Range WorkPool::takeFront(Queue &queue, std::int64_t size, std::int64_t unit) {
-  Range &front = queue.ranges.front();
-  const std::int64_t cut =
-      alignUp(front.begin + std::max<std::int64_t>(size, 1), unit);
-  Range taken = front;
-  if (cut >= front.end) {
-    queue.ranges.pop_front();
-  } else {
-    taken.end = cut;
-    front.begin = cut;
+Range WorkPool::peek(const Queue &queue, std::int64_t size, std::int64_t unit,
+                     bool front) const {
+  size = std::max<std::int64_t>(size, 1);
+  if (front) {
+    const Range &first = queue.ranges.front();
+    return {first.begin,
+            std::min(first.end, alignUp(first.begin + size, unit))};
   }
+  const Range &last = queue.ranges.back();
+  return {std::max(last.begin, (last.end - size) / unit * unit), last.end};
+}
+
+Range WorkPool::takeFront(Queue &queue, std::int64_t size, std::int64_t unit) {
+  const Range taken = peek(queue, size, unit, true);
+  Range &front = queue.ranges.front();
+  if (taken.end >= front.end)
+    queue.ranges.pop_front();
+  else
+    front.begin = taken.end;
   queue.queued -= taken.size();
   return taken;
 }
 
 Range WorkPool::takeBack(Queue &queue, std::int64_t size, std::int64_t unit) {
+  const Range taken = peek(queue, size, unit, false);
   Range &back = queue.ranges.back();
-  const std::int64_t cut =
-      (back.end - std::max<std::int64_t>(size, 1)) / unit * unit;
-  Range taken = back;
-  if (cut <= back.begin) {
+  if (taken.begin <= back.begin)
     queue.ranges.pop_back();
-  } else {
-    taken.begin = cut;
-    back.end = cut;
-  }
+  else
+    back.end = taken.begin;
   queue.queued -= taken.size();
   return taken;
 }
@@ -239,10 +243,28 @@ std::optional<Grant> WorkPool::steal(std::size_t pe) {
   const bool front = !cpuThief && runsOnCpu(victim);
   const std::int64_t unit = cpuThief || front ? cpuGranule_ : granule_;
   const double thief = speed(pe) / std::max(pes_[pe].pe.workers, 1);
+  const double victimSpeed = speed(victim);
   Queue &queue = pes_[victim].queue;
-  const std::int64_t size = std::min(
-      std::max(unit, scaledUp(queue.queued, thief / (thief + speed(victim)))),
+  std::int64_t size = std::min(
+      std::max(unit, scaledUp(queue.queued, thief / (thief + victimSpeed))),
       probeLimit(pe));
+  if (moveCost_ && pes_[victim].asked && !pes_[victim].failed) {
+    // The move delays the thief: it takes what it finishes, move
+    // included, when the victim finishes the rest (s / thief + move =
+    // (queued - s) / victim), the move costed on the piece it would take
+    // without it (no smaller piece costs more). A victim whose worker has
+    // not asked yet may never run its queue: it is stolen from whatever
+    // the cost.
+    const double move = moveCost_(pe, peek(queue, size, unit, front));
+    if (move > 0) {
+      const double fits =
+          (static_cast<double>(queue.queued) / victimSpeed - move) /
+          (1 / thief + 1 / victimSpeed);
+      if (fits < static_cast<double>(unit))
+        return std::nullopt;
+      size = std::min(size, static_cast<std::int64_t>(fits));
+    }
+  }
   return Grant{front ? takeFront(queue, size, unit)
                      : takeBack(queue, size, unit),
                RangeSource::Stolen, victim};

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -91,6 +92,15 @@ public:
   /// (FPM_STEAL=0). A PE whose worker never asked (a team smaller than
   /// planned) is still stolen from, so every iteration runs.
   void setStealing(bool stealing) { stealing_ = stealing; }
+  /// Before workers start, in a data region: `seconds(pe, range)` is what
+  /// PE `pe` would spend now getting the data of `range` that others hold
+  /// (residency::readSeconds()). A steal then takes only what the thief
+  /// finishes, that move paid, by the time the victim finishes the rest,
+  /// and nothing when the move costs more than it saves: in a region a
+  /// stolen row's data moves, and stays with the thief.
+  void setMoveCost(std::function<double(std::size_t, Range)> seconds) {
+    moveCost_ = std::move(seconds);
+  }
   /// Before workers start: appends `range` to PE `pe`'s queue.
   void queue(std::size_t pe, Range range);
   /// Before workers start: hands out [begin, T) by `scheme` (CSS's
@@ -151,6 +161,9 @@ private:
   double workerShare(std::size_t pe) const;
   double liveSpeed() const;
   std::int64_t probeLimit(std::size_t pe) const;
+  /// What takeFront() or takeBack() would take.
+  Range peek(const Queue &queue, std::int64_t size, std::int64_t unit,
+             bool front) const;
   Range takeFront(Queue &queue, std::int64_t size, std::int64_t unit);
   Range takeBack(Queue &queue, std::int64_t size, std::int64_t unit);
   std::optional<Grant> steal(std::size_t pe);
@@ -167,6 +180,7 @@ private:
   std::unique_ptr<WeightedChunker> chunker_; // in granules
   bool stopped_ = false;
   bool stealing_ = true;
+  std::function<double(std::size_t, Range)> moveCost_;
 };
 
 } // namespace fpm

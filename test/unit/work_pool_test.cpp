@@ -768,6 +768,58 @@ TEST(WorkPoolTest, StealFollowsThiefOverThiefPlusVictim) {
       }
 }
 
+TEST(WorkPoolTest, AStealWeighsWhatMovingItsDataCosts) {
+  // Two PEs of 100 iterations a second; PE 1 has asked and holds 200
+  // queued iterations (2 s of its time). Moving a range to PE 0 costs
+  // `fixed` seconds plus 1 ms an iteration.
+  for (const double fixed : {0.0, 0.5, 1.5, 2.5}) {
+    SCOPED_TRACE("move " + std::to_string(fixed) + " s");
+    WorkPool pool(1000, 1, {makePe(100.0, 1), makePe(100.0, 1)});
+    std::vector<Range> asked;
+    pool.setMoveCost([&](std::size_t pe, Range range) {
+      EXPECT_EQ(pe, 0u);
+      asked.push_back(range);
+      return fixed + 1e-3 * static_cast<double>(range.size());
+    });
+    pool.queue(1, {0, 1000});
+    std::optional<Grant> own = pool.next(1); // half its queue: [0, 500)
+    ASSERT_TRUE(own);
+    pool.done(1, own->range, 5.0);
+    own = pool.next(1); // [500, 750)
+    ASSERT_TRUE(own);
+    pool.done(1, own->range, 2.5);
+    // 250 left to PE 1: without a cost PE 0 takes 125. The move makes it
+    // finish later, so it takes what it finishes by then, and nothing
+    // once the move costs more than the victim's queue takes to run.
+    const std::optional<Grant> stolen = pool.next(0);
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_EQ(asked.front(), (Range{875, 1000}));
+    // s / 100 + move = (250 - s) / 100, move = fixed + 125 ms.
+    const double fits = (2.5 - fixed - 0.125) / (2.0 / 100);
+    if (fits < 1) {
+      EXPECT_FALSE(stolen);
+      continue;
+    }
+    ASSERT_TRUE(stolen);
+    EXPECT_EQ(stolen->source, RangeSource::Stolen);
+    EXPECT_EQ(stolen->range.end, 1000);
+    EXPECT_EQ(stolen->range.size(),
+              std::min<std::int64_t>(125, static_cast<std::int64_t>(fits)));
+  }
+}
+
+TEST(WorkPoolTest, AVictimThatNeverAskedIsStolenFromWhateverTheMoveCosts) {
+  // A team smaller than planned: PE 1's worker never asks, so its queue
+  // runs only if PE 0 steals it, however costly the move.
+  WorkPool pool(100, 1, {makePe(100.0, 1), makePe(100.0, 1)});
+  pool.setMoveCost([](std::size_t, Range) { return 1e9; });
+  pool.queue(1, {0, 100});
+  std::int64_t ran = 0;
+  while (std::optional<Grant> grant = pool.next(0))
+    ran += grant->range.size();
+  EXPECT_EQ(ran, 100);
+}
+
 TEST(WorkPoolTest, WithoutStealingAPlannedSplitRunsAsPlanned) {
   const std::int64_t trips = 1000;
   WorkPool pool(trips, 10, {makePe(100.0, 1), makePe(100.0, 1)});
