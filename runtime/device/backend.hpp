@@ -96,6 +96,10 @@ public:
   /// region its ranges take the host's copies, as a CPU thread's do,
   /// rather than copies of its own (residency/).
   virtual bool usesHostMemory() const { return false; }
+  /// Who holds its copies of a data region's arrays (residency::Holder):
+  /// what a range costs to move to it is asked by this (exec/). The host
+  /// (null) for a device that works in the host's memory.
+  virtual const void *holder() const { return nullptr; }
 
   /// Its ranges' trace lane, and its host thread's when that runs CPU
   /// chunks after a failure; nameTraceLanes() names them and any others

@@ -42,6 +42,7 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -148,13 +149,14 @@ std::vector<Observation> observations(std::span<const WorkerLog> logs,
 class Call {
 public:
   Call(const LoopCall &call, std::string key, std::span<const Device> devices,
-       int cpuWorkers, WorkPool &pool, std::vector<InjectedFault> faults)
+       int cpuWorkers, WorkPool &pool, std::vector<InjectedFault> faults,
+       const HostAccess &host)
       : call_(call), key_(std::move(key)), label_(loopLabel(call)),
         traceLoop_(call.name.empty() ? std::string_view(key_) : call.name),
         devices_(devices), cpuWorkers_(cpuWorkers), pool_(pool),
         faults_(std::move(faults)), tracing_(trace::enabled()),
         logs_(devices_.size() + static_cast<std::size_t>(cpuWorkers)),
-        base_(call.iterations().begin), host_(call) {
+        base_(call.iterations().begin), host_(host) {
     for (WorkerLog &log : logs_)
       log.profiling = !call.name.empty();
   }
@@ -294,7 +296,7 @@ private:
   std::vector<WorkerLog> logs_;
   std::int64_t base_; ///< the call's first iteration
   /// A data region's side of a CPU range, or of a host-memory device's.
-  HostAccess host_;
+  const HostAccess &host_;
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::exception_ptr error_;
@@ -425,13 +427,16 @@ std::string describe(const LoopCall &call, const LoopSchedule &schedule,
 
 /// Inside a data region a row that changes PEs moves what it wrote: a
 /// static `plan` of one package per PE, in PE order, keeps the last such
-/// split's cuts where each PE's predicted time stays near the plan's
-/// makespan (keepCuts), predicted as the plan was (partial FPMs, stored
-/// FPMs, or speeds). Remembers the split for the next call (which the
-/// call's end replaces with the split it ran, steals included).
+/// split whole unless the plan, its moves paid (`moveCost`, seconds for
+/// pool PE p to get a range's data), is predicted to finish sooner; else
+/// its cuts where each PE's predicted time stays near the plan's makespan
+/// (keepCuts). Predicted as the plan was (partial FPMs, stored FPMs, or
+/// speeds). Remembers the split for the next call (which the call's end
+/// replaces with the split it ran, steals included).
 void keepLastSplit(Plan &plan, const std::string &key,
                    const std::string &balanceKey, const PeViews &views,
-                   const std::optional<LoadBalancer> &balancer) {
+                   const std::optional<LoadBalancer> &balancer,
+                   const std::function<double(std::size_t, Range)> &moveCost) {
   std::vector<Range> split;
   std::int64_t cut = 0;
   bool oneEach = plan.kind == Plan::Kind::Static;
@@ -475,8 +480,13 @@ void keepLastSplit(Plan &plan, const std::string &key,
   };
   withLoopState(key, [&](LoopState &state) {
     std::vector<Range> &last = state.lastSplits[balanceKey];
-    if (std::optional<std::vector<Range>> kept =
-            keepCuts(split, last, time, plan.granule)) {
+    std::optional<std::vector<Range>> kept;
+    if (moveCost && last.size() == split.size() && last.back().end == cut &&
+        !movesPay(split, last, time, moveCost))
+      kept = last;
+    else
+      kept = keepCuts(split, last, time, plan.granule);
+    if (kept) {
       split = std::move(*kept);
       for (std::size_t p = 0; p < split.size(); ++p)
         plan.packages[p] = split[p].size() > 0 ? std::vector<Range>{split[p]}
@@ -568,13 +578,25 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
   request.partial = balancer ? &*balancer : nullptr;
   request.loop = key;
   Plan plan = makePlan(request);
+  // In a data region: what a PE would spend getting a range's data (pool
+  // ranges start at 0), which the kept split and steals weigh moves by.
+  const HostAccess host(call);
+  std::function<double(std::size_t, Range)> moveCost;
+  if (host.needed())
+    moveCost = [&](std::size_t pe, Range range) {
+      return host.readSeconds(
+          {range.begin + iterations.begin, range.end + iterations.begin},
+          pe < devices.size() ? devices[pe]->holder() : nullptr);
+    };
   if (residency::active() && views.live.size() > 1)
-    keepLastSplit(plan, key, balanceKey, views, balancer);
+    keepLastSplit(plan, key, balanceKey, views, balancer, moveCost);
 
   WorkPool pool(size, plan.granule, views.pool,
                 std::max<std::int64_t>(call.grain, 1));
   if (call.steal)
     pool.setStealing(*call.steal);
+  if (moveCost)
+    pool.setMoveCost(moveCost);
   for (std::size_t p = 0; p < plan.packages.size(); ++p)
     for (const Range &range : plan.packages[p])
       pool.queue(p, range);
@@ -601,7 +623,7 @@ std::optional<LoopStatus> coexecute(const LoopCall &call, std::string &note,
   }
 
   const std::int64_t started = trace::now();
-  Call run(call, key, devices, cpuWorkers, pool, std::move(faults));
+  Call run(call, key, devices, cpuWorkers, pool, std::move(faults), host);
   const int threads = static_cast<int>(devices.size()) + cpuWorkers;
 #pragma omp parallel num_threads(threads)
   {

@@ -54,4 +54,15 @@ void HostAccess::after(Range range) const {
                            sectionRects(s.section, range.begin, range.end));
 }
 
+double HostAccess::readSeconds(Range range, const void *reader) const {
+  double seconds = 0;
+  if (active_ && range.size() > 0)
+    for (const Section &s : sections_)
+      if (s.reads)
+        seconds += residency::readSeconds(
+            s.data, s.size, sectionRects(s.section, range.begin, range.end),
+            reader);
+  return seconds;
+}
+
 } // namespace fpm

@@ -35,6 +35,10 @@ public:
   /// after it completed.
   void before(Range range) const;
   void after(Range range) const;
+  /// The seconds `reader` (a residency::Holder: the host, null, or a
+  /// device) would spend now getting what range `range` reads
+  /// (residency::readSeconds()); 0 for a loop that did not say.
+  double readSeconds(Range range, const void *reader) const;
 
 private:
   struct Section {

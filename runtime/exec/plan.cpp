@@ -239,4 +239,24 @@ keepCuts(std::span<const Range> planned, std::span<const Range> previous,
   return kept;
 }
 
+bool movesPay(std::span<const Range> planned, std::span<const Range> last,
+              const std::function<double(std::size_t, std::int64_t)> &time,
+              const std::function<double(std::size_t, Range)> &moveCost) {
+  double kept = 0, moved = 0;
+  for (std::size_t p = 0; p < planned.size(); ++p) {
+    kept = std::max(kept, time(p, last[p].size()));
+    double gains = 0; // what p gets that it did not run last time
+    if (const Range before{planned[p].begin,
+                           std::min(planned[p].end, last[p].begin)};
+        before.size() > 0)
+      gains += moveCost(p, before);
+    if (const Range after{std::max(planned[p].begin, last[p].end),
+                          planned[p].end};
+        after.size() > 0)
+      gains += moveCost(p, after);
+    moved = std::max(moved, time(p, planned[p].size()) + gains);
+  }
+  return moved < kept;
+}
+
 } // namespace fpm

@@ -122,6 +122,16 @@ keepCuts(std::span<const Range> planned, std::span<const Range> previous,
          const std::function<double(std::size_t, std::int64_t)> &time,
          std::int64_t granule = 1, double tolerance = KeptSplitTolerance);
 
+/// Whether split `planned` (a range per PE, as `last`) finishes sooner
+/// than split `last`, by `time(pe, iterations)`, once each PE has got the
+/// data of the rows it gains (`moveCost(pe, range)`, seconds). Inside a
+/// data region the kept split moves only then: the first call that moves
+/// rows pays for it, and a gain smaller than the move, or the swing of a
+/// model that one call's noise moves, is not worth the bytes.
+bool movesPay(std::span<const Range> planned, std::span<const Range> last,
+              const std::function<double(std::size_t, std::int64_t)> &time,
+              const std::function<double(std::size_t, Range)> &moveCost);
+
 /// The granule a static partitioner works in for `tripCount` iterations:
 /// the grain, or coarser so that it sees at most StaticUnits granules
 /// (ExactSolverUnits for the exact solvers), which it splits in

@@ -350,3 +350,42 @@ TEST(KeepCutsTest, OtherIterationsOrPesAreNotKept) {
       fpm::keepCuts(planned, std::vector<fpm::Range>{{0, 1000}}, time));
   EXPECT_FALSE(fpm::keepCuts(planned, std::vector<fpm::Range>{}, time));
 }
+
+TEST(MovesPayTest, ASplitMovesWhenItsGainOutweighsItsMoves) {
+  // Two PEs at 100 and 300 per second. Last call ran 400 | 600: 4 s and
+  // 2 s. The plan 250 | 750 takes 2.5 s on each.
+  const std::vector<fpm::Range> last{{0, 400}, {400, 1000}};
+  const std::vector<fpm::Range> planned{{0, 250}, {250, 1000}};
+  const auto time = bySpeed({100, 300});
+  std::vector<std::pair<std::size_t, fpm::Range>> asked;
+  auto costing = [&](double seconds) {
+    return [&asked, seconds](std::size_t pe, fpm::Range range) {
+      asked.emplace_back(pe, range);
+      return seconds;
+    };
+  };
+  // Free moves: the plan's 2.5 s beats the kept 4 s.
+  EXPECT_TRUE(fpm::movesPay(planned, last, time, costing(0)));
+  // Only PE 1 gains rows, [250, 400): it asked for those alone.
+  EXPECT_EQ(asked,
+            (std::vector<std::pair<std::size_t, fpm::Range>>{{1, {250, 400}}}));
+  // A move of 1 s still pays (3.5 s < 4 s); one of 1.5 s no longer does.
+  EXPECT_TRUE(fpm::movesPay(planned, last, time, costing(1.0)));
+  EXPECT_FALSE(fpm::movesPay(planned, last, time, costing(1.5)));
+  // A plan no better than the kept split never pays.
+  EXPECT_FALSE(fpm::movesPay(last, last, time, costing(0)));
+}
+
+TEST(MovesPayTest, RowsGainedOnBothSidesAreCostedApart) {
+  // The middle PE of three gains rows at both ends.
+  const std::vector<fpm::Range> last{{0, 300}, {300, 600}, {600, 900}};
+  const std::vector<fpm::Range> planned{{0, 200}, {200, 700}, {700, 900}};
+  std::vector<fpm::Range> costed;
+  fpm::movesPay(planned, last, bySpeed({100, 100, 100}),
+                [&](std::size_t pe, fpm::Range range) {
+                  EXPECT_EQ(pe, 1u);
+                  costed.push_back(range);
+                  return 0.0;
+                });
+  EXPECT_EQ(costed, (std::vector<fpm::Range>{{200, 300}, {600, 700}}));
+}

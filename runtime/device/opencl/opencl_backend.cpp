@@ -38,6 +38,7 @@ public:
   int lane() const override { return pe_.kernelLane(); }
   int rescueLane() const override { return pe_.rescueLane(); }
   void nameTraceLanes() const override { pe_.nameTraceLanes(); }
+  const void *holder() const override { return pe_.device; }
 
   bool run(WorkFeed &feed, const DeviceRun &run) override {
     OpenClDriver driver(run.kernel, pe_, run.faults, run.trace, run.reductions);
