@@ -144,8 +144,11 @@ ClusterPlan planCluster(const LoopSchedule &schedule,
   return plan;
 }
 
-bool keepPreviousSplit(ClusterPlan &plan, std::span<const Range> previous,
-                       std::span<const NodeView> nodes, double tolerance) {
+bool keepPreviousSplit(
+    ClusterPlan &plan, std::span<const Range> previous,
+    std::span<const NodeView> nodes,
+    const std::function<double(std::size_t, Range)> &moveCost,
+    double tolerance) {
   if (plan.kind != ClusterPlan::Kind::Static ||
       nodes.size() != plan.shares.size())
     return false;
@@ -165,8 +168,13 @@ bool keepPreviousSplit(ClusterPlan &plan, std::span<const Range> previous,
     return static_cast<double>(share) /
            std::max(nodes[n].speed.value_or(0), 1e-300);
   };
-  std::optional<std::vector<Range>> kept =
-      keepCuts(plan.shares, previous, time, 1, tolerance);
+  std::optional<std::vector<Range>> kept;
+  if (moveCost && previous.size() == plan.shares.size() && !previous.empty() &&
+      previous.front().begin == 0 && previous.back().end == plan.tripCount &&
+      !movesPay(plan.shares, previous, time, moveCost))
+    kept.emplace(previous.begin(), previous.end());
+  else
+    kept = keepCuts(plan.shares, previous, time, 1, tolerance);
   if (!kept)
     return false;
   const bool same = std::ranges::equal(*kept, previous);

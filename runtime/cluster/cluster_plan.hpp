@@ -29,6 +29,7 @@
 #include "schedule/schedule.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -91,12 +92,16 @@ ClusterPlan planCluster(const LoopSchedule &schedule,
 
 /// Inside a data region a row that changes ranks moves its bytes (a rank
 /// keeps what it wrote): a static `plan` becomes the last call's split
-/// `previous` with its cuts moved as little as they must (keepCuts, each
-/// node's time predicted from `nodes` as the plan's was). Returns whether
-/// it did, and then says so in `plan.reason`.
-bool keepPreviousSplit(ClusterPlan &plan, std::span<const Range> previous,
-                       std::span<const NodeView> nodes,
-                       double tolerance = KeptSplitTolerance);
+/// `previous`, whole unless the plan finishes sooner once each node has
+/// received the rows it gains (movesPay, by `moveCost(node, range)`, in
+/// seconds), else with its cuts moved as little as they must (keepCuts).
+/// Each node's time is predicted from `nodes` as the plan's was. Returns
+/// whether it kept the split, and then says so in `plan.reason`.
+bool keepPreviousSplit(
+    ClusterPlan &plan, std::span<const Range> previous,
+    std::span<const NodeView> nodes,
+    const std::function<double(std::size_t, Range)> &moveCost = {},
+    double tolerance = KeptSplitTolerance);
 
 /// The master's side of the dynamic path. Each node runs its stage-1 share
 /// (the plan's `shares`, which every node knows) without asking, then asks

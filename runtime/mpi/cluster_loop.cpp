@@ -516,7 +516,18 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
       const std::lock_guard<std::mutex> lock(speedsMutex);
       std::vector<Range> &last = lastSplits[key];
       if (residency::active())
-        keepPreviousSplit(plan, last, nodes);
+        keepPreviousSplit(plan, last, nodes, [&](std::size_t, Range range) {
+          // The rows a node gains come from the rank that wrote them:
+          // what they read, at this rank's measured exchange cost.
+          std::size_t bytes = 0;
+          for (const fpm_arg &arg : data)
+            if (arg.kind != FPM_ARG_OUT && arg.row_length == 0)
+              for (const SectionRect &rect :
+                   sectionRects(ArgSection(arg), range.begin, range.end))
+                bytes +=
+                    static_cast<std::size_t>(rect.rows * rect.width) * arg.size;
+          return rankCopyCost().seconds(bytes);
+        });
       if (plan.kind == ClusterPlan::Kind::Static)
         last = plan.shares;
       else

@@ -37,6 +37,10 @@ struct Holding {
 std::mutex holdingsMutex;
 std::vector<std::shared_ptr<Holding>> holdings;
 
+/// rankCopyCost()'s line.
+std::mutex rankCopiesMutex;
+residency::CopyCost rankCopies;
+
 /// The bytes of `arg`'s sections over `range`, as bytes of the array it
 /// lies `offset` bytes into, cut to that array's `size` bytes (an input
 /// declared past the array's ends reads nothing there).
@@ -163,6 +167,7 @@ struct Move {
 /// rank), then records them in their holdings.
 void exchange(MPI_Comm comm, int rank, std::span<const Move> moves) {
   constexpr std::size_t Piece = std::size_t{1} << 30;
+  const double started = MPI_Wtime();
   std::vector<MPI_Request> requests;
   for (const Move &move : moves) {
     const RankHoldings::Transfer &transfer = move.transfer;
@@ -200,6 +205,10 @@ void exchange(MPI_Comm comm, int rank, std::span<const Move> moves) {
   }
   residency::countFromRanks(received, 0);
   countReceived(received);
+  if (received > 0) {
+    const std::lock_guard lock(rankCopiesMutex);
+    rankCopies.add(received, MPI_Wtime() - started);
+  }
 }
 
 } // namespace
@@ -209,6 +218,11 @@ struct OwnerComputes::Kept {
   std::shared_ptr<Holding> holding;
   std::ptrdiff_t offset; ///< of arg.data from the array's first byte
 };
+
+residency::CopyCost rankCopyCost() {
+  const std::lock_guard lock(rankCopiesMutex);
+  return rankCopies;
+}
 
 void keepWritesOnRanks() {
   static RankLayer layer;

@@ -18,6 +18,7 @@
 
 #include "cluster/cluster_plan.hpp"
 #include "fpm/fpm.h"
+#include "residency/copy_cost.hpp"
 
 #include <mpi.h>
 
@@ -30,6 +31,11 @@ namespace fpm::mpi {
 /// Installs the residency layer that makes region ends and `update host`
 /// collective (once; every cluster loop calls it).
 void keepWritesOnRanks();
+
+/// What receiving bytes from other ranks before a loop costs this rank, as
+/// the exchanges so far took (from the first message posted to the last
+/// one done): what a kept split weighs a row that changes ranks by.
+residency::CopyCost rankCopyCost();
 
 /// One split loop's arrays over `comm`, sorted into those a rank keeps (an
 /// array inside one resident array) and those it broadcasts (the rest).

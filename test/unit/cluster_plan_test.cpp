@@ -188,6 +188,35 @@ TEST(ClusterPlanTest, ARegionKeepsTheLastSplitWhileItIsNearlyAsGood) {
   EXPECT_FALSE(keepPreviousSplit(plan, three, nodes));
 }
 
+TEST(ClusterPlanTest, ARegionMovesRowsToRanksOnlyWhenTheGainPaysForThem) {
+  const LoopSchedule schedule = parseLoopSchedule("auto");
+  std::vector<NodeView> nodes(2);
+  nodes[0].speed = 100;
+  nodes[1].speed = 150; // rank 1 became twice as slow
+  const std::vector<Range> last{{0, 245}, {245, 1000}};
+  // The kept split takes rank 1 755 / 150 = 5.03 s; the plan (400 | 600)
+  // 4 s, plus what moving rank 0's new rows [245, 400) costs it.
+  std::vector<Range> costed;
+  auto costing = [&costed](double seconds) {
+    return [&costed, seconds](std::size_t node, Range range) {
+      EXPECT_EQ(node, 0u);
+      costed.push_back(range);
+      return seconds;
+    };
+  };
+  ClusterPlan plan = planCluster(schedule, nodes, 1000, 0);
+  const std::vector<Range> planned = plan.shares;
+  ASSERT_TRUE(keepPreviousSplit(plan, last, nodes, costing(1.5)));
+  EXPECT_EQ(plan.shares, last); // 1.5 s of moves outweigh a 1 s gain
+  EXPECT_NE(plan.reason.find("kept"), std::string::npos) << plan.reason;
+  EXPECT_EQ(costed, (std::vector<Range>{{last[0].end, planned[0].end}}));
+  // Cheap moves: the cut moves, as far as keepCuts says.
+  plan = planCluster(schedule, nodes, 1000, 0);
+  ASSERT_TRUE(keepPreviousSplit(plan, last, nodes, costing(0.1)));
+  EXPECT_GT(plan.shares[0].size(), last[0].size());
+  EXPECT_NE(plan.reason.find("moved as little"), std::string::npos);
+}
+
 TEST(ClusterPlanTest, UnknownNodesStartFromTheTwoStageSchedule) {
   const LoopSchedule schedule = parseLoopSchedule("wdah");
   std::vector<NodeView> nodes(3);
