@@ -36,11 +36,13 @@
 // split and on splits by speeds measured each call, beside the halos.
 //
 //   fpm-bench-cluster [--quick] [--family NAME] [--nodes N,...]
-//                     [--schedule S] [--noise F] [--latency S] [--scale K]
-//                     [--seed K] [--no-keep]
+//                     [--schedule S] [--noise F] [--latency S]
+//                     [--bandwidth B] [--scale K] [--seed K] [--no-keep]
 //
 // --no-keep: the region's splits by measured speeds are each call's own,
-// rather than the last call's while nearly as good (keepPreviousSplit).
+// rather than the last call's while moving rows does not pay, or while
+// nearly as good (keepPreviousSplit). A row moves at --latency plus its
+// bytes over --bandwidth (bytes a second, default 10e9).
 //
 // --schedule is the hierarchical split's, across nodes and in each node
 // (default auto; a self-scheduling one is `auto` in the nodes).
@@ -83,8 +85,9 @@ struct Config {
   std::vector<int> nodes{2, 4, 16, 64, 256, 1024, 4096};
   Family family = Family::Smooth;
   double noise = 0.05;
-  double latency = 5e-6; ///< one way, seconds
-  double serve = 1e-6;   ///< the master's cost per request besides next()
+  double latency = 5e-6;   ///< one way, seconds
+  double bandwidth = 10e9; ///< bytes a second between two nodes
+  double serve = 1e-6;     ///< the master's cost per request besides next()
   std::uint64_t seed = 1;
   int pesPerNode = 2;
   std::int64_t perNode = 2048; ///< iterations per node
@@ -387,8 +390,17 @@ Row runCase(int nodes, const Config &config) {
             }
             ClusterPlan next = planCluster(automatic, measured, trips, 0);
             const double own = trueMakespan(next.shares);
+            // Rows a node gains come from the node that wrote them, at
+            // the network's cost (the runtime learns it from its
+            // exchanges): the rows they read, their halo included.
             if (config.keepSplits)
-              keepPreviousSplit(next, shares, measured);
+              keepPreviousSplit(
+                  next, shares, measured, [&](std::size_t, Range range) {
+                    return config.latency +
+                           static_cast<double>(range.size() + 2) *
+                               static_cast<double>(config.rowBytes) /
+                               config.bandwidth;
+                  });
             shares = next.shares;
             slower += trueMakespan(shares) / own;
           }
@@ -458,6 +470,8 @@ int main(int argc, char **argv) {
       config.noise = std::atof(value());
     } else if (arg == "--latency") {
       config.latency = std::atof(value());
+    } else if (arg == "--bandwidth") {
+      config.bandwidth = std::atof(value());
     } else if (arg == "--schedule") {
       config.schedule = value();
     } else if (arg == "--scale") {
@@ -467,19 +481,19 @@ int main(int argc, char **argv) {
     } else if (arg == "--seed") {
       config.seed = std::strtoull(value(), nullptr, 10);
     } else {
-      std::fprintf(
-          stderr,
-          "usage: fpm-bench-cluster [--quick] [--family NAME] "
-          "[--nodes N,...] [--noise F] [--latency S] [--scale K] [--seed K] "
-          "[--no-keep]\n");
+      std::fprintf(stderr,
+                   "usage: fpm-bench-cluster [--quick] [--family NAME] "
+                   "[--nodes N,...] [--noise F] [--latency S] [--bandwidth B] "
+                   "[--scale K] [--seed K] [--no-keep]\n");
       return 2;
     }
   }
   std::printf("family %s, %d PEs per node, %lld iterations per node, times "
-              "x%g, noise +-%.0f%%, latency %.1f us\n\n",
+              "x%g, noise +-%.0f%%, latency %.1f us, %.1f GB/s\n\n",
               std::string(test::familyName(config.family)).c_str(),
               config.pesPerNode, static_cast<long long>(config.perNode),
-              config.scale, config.noise * 100, config.latency * 1e6);
+              config.scale, config.noise * 100, config.latency * 1e6,
+              config.bandwidth / 1e9);
   std::printf("| nodes | optimum ms | hier. solve ms | node FPM ms | hier. "
               "msgs | hier. "
               "makespan/opt | node FPM err %% | flat solve ms | flat "
