@@ -13,7 +13,9 @@
 // on it; the host's side (a CPU chunk, the end of a region, `update host`)
 // gets back what only a device holds. As StarPU's data handles keep a
 // state per copy, with byte ranges in place of whole handles, so that a
-// stencil's steady state moves its halos only.
+// stencil's steady state moves its halos only. It also learns what copies
+// cost (copy_cost.hpp) and prices what a PE lacks of a range
+// (readSeconds()), for the executor's kept splits and steals.
 //
 // Without a region, active() is false and the drivers call nothing else
 // here: a loop call is what it was.
