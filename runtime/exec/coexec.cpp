@@ -12,9 +12,9 @@
 // pool through a PoolFeed, which also logs what its PE ran. A device that
 // fails hands its unfinished ranges back; its thread then runs CPU chunks,
 // so that whatever happens a thread is left to run the recovered work.
-// One file of nearly 700 lines, as its parts (WorkerLog, observations,
-// Call, viewPes, describe) are private to coexecute(), the steps of one
-// call.
+// One file of some 730 lines, as its parts (WorkerLog, observations,
+// Call, viewPes, describe, keepLastSplit) are private to coexecute(), the
+// steps of one call.
 //
 //===----------------------------------------------------------------------===//
 

@@ -9,7 +9,9 @@
 // regions on the device under test (device_under_test.hpp: PoCL, or sim0,
 // which works in the host's memory) through the C API: a time loop of two
 // stencils gives the serial answer on every PE selection, under faults,
-// and moves less.
+// and moves less. Also CopyCost, the line through the copies that prices a
+// move, and readSeconds(). A little over 600 lines, as it tests the one
+// folder residency/, from its byte sets up to regions through the API.
 //
 //===----------------------------------------------------------------------===//
 
