@@ -272,8 +272,8 @@ void RewriteConsumer::run(Sema &S) {
     Partitioned.push_back(
         {Loop.Pragma->HashLoc,
          SM.getExpansionRange(Loop.Loop.For->getEndLoc()).getEnd()});
-  std::vector<PlacedDataPragma> DataRegions = checkDataPragmas(
-      Ctx, Record, DataPragmas, Statements.Blocks, Partitioned);
+  std::vector<PlacedDataPragma> DataRegions =
+      checkDataPragmas(Ctx, Record, DataPragmas, Statements, Partitioned);
   if (Diags.hasErrorOccurred())
     return;
   // What the rewrite itself needs, in the order the loops are rewritten.
@@ -283,10 +283,13 @@ void RewriteConsumer::run(Sema &S) {
     return;
 
   // Emission: text only, from the models.
-  const bool DataRewritten = emitDataRegions(Rewrite, DataRegions);
+  std::vector<LoopRegionEnd> LoopRegionEnds;
+  const bool DataRewritten =
+      emitDataRegions(Rewrite, DataRegions, LoopRegionEnds);
   LoopRewriter Rewriter(Ctx, S.getPreprocessor(), Rewrite);
   for (const LoopModel &Loop : Loops)
     Rewriter.rewrite(Loop);
+  closeLoopRegions(Rewrite, LoopRegionEnds);
   Rewriter.finish(DataRewritten);
 }
 

@@ -104,8 +104,9 @@ const CompoundStmt *enclosingBlock(const BlockMap &Blocks, SourceLocation Loc,
 
 std::vector<PlacedDataPragma>
 checkDataPragmas(ASTContext &Ctx, const SourceRecord &Record,
-                 ArrayRef<DataPragma> Pragmas, const BlockMap &Blocks,
+                 ArrayRef<DataPragma> Pragmas, const FileStatements &Statements,
                  ArrayRef<SourceRange> Partitioned) {
+  const BlockMap &Blocks = Statements.Blocks;
   const SourceManager &SM = Ctx.getSourceManager();
   const LangOptions &LO = Ctx.getLangOpts();
   DiagnosticsEngine &Diags = Ctx.getDiagnostics();
@@ -144,30 +145,69 @@ checkDataPragmas(ASTContext &Ctx, const SourceRecord &Record,
                "put it in braces");
         continue;
       }
-      Placed.push_back({&Pragma, nullptr});
+      Placed.push_back({&Pragma, nullptr, {}});
       continue;
     }
     std::optional<Token> Next = codeTokenAfter(Pragma.EndLoc, Record, SM, LO);
-    auto Found = Next && Next->is(tok::l_brace)
-                     ? Blocks.find(Next->getLocation())
-                     : Blocks.end();
-    if (Found == Blocks.end()) {
+    // The region's statement: the block or the loop that starts there.
+    const Stmt *Region = nullptr;
+    if (Next && Next->is(tok::l_brace)) {
+      if (auto Found = Blocks.find(Next->getLocation()); Found != Blocks.end())
+        Region = Found->second;
+    } else if (Next) {
+      if (auto Found = Statements.LoopStatements.find(Next->getLocation());
+          Found != Statements.LoopStatements.end())
+        Region = Found->second;
+    }
+    std::optional<SourceLocation> End =
+        Region ? statementEnd(Region, SM, LO) : std::nullopt;
+    if (!Region || !End) {
       report(Diags, Next ? Next->getLocation() : Pragma.EndLoc, Level::Error,
-             "'#pragma fpm data' must be followed by a block '{ ... }' of a "
-             "function: the region is that block");
+             "'#pragma fpm data' must be followed by a block '{ ... }' or a "
+             "loop of a function: the region is that statement");
       report(Diags, Pragma.KeywordLoc, Level::Note, "the pragma is here");
       continue;
     }
-    const CompoundStmt *Block = Found->second;
+    const SourceLocation Begin = SM.getExpansionLoc(Region->getBeginLoc());
+    if (llvm::any_of(Partitioned, [&](SourceRange R) {
+          return !SM.isBeforeInTranslationUnit(Begin, R.getBegin()) &&
+                 !SM.isBeforeInTranslationUnit(R.getEnd(), Begin);
+        })) {
+      report(Diags, Begin, Level::Error,
+             "'#pragma fpm data' takes a partitioned loop: a region of one "
+             "call moves what the call alone would; put the region around "
+             "the code that calls the loop again");
+      report(Diags, Pragma.KeywordLoc, Level::Note, "the pragma is here");
+      continue;
+    }
+    // A loop whose body is a partitioned loop, with no braces between,
+    // ends where that loop's rewrite does: the region's end would have no
+    // place of its own.
+    const SourceLocation LastToken =
+        SM.getExpansionRange(Region->getEndLoc()).getEnd();
+    if (!isa<CompoundStmt>(Region) &&
+        llvm::any_of(Partitioned,
+                     [&](SourceRange R) { return R.getEnd() == LastToken; })) {
+      report(Diags, Begin, Level::Error,
+             "the body of this loop ends where the partitioned loop in it "
+             "does, and the data region's end must follow it: put the body "
+             "in braces '{ ... }'");
+      report(Diags, Pragma.KeywordLoc, Level::Note, "the pragma is here");
+      continue;
+    }
     if (!Cxx) {
-      ExitFinder Exits(SM, Block->getSourceRange());
-      for (Stmt *S : Block->body())
-        Exits.TraverseStmt(S);
+      ExitFinder Exits(SM, {Begin, *End});
+      if (const auto *Block = dyn_cast<CompoundStmt>(Region))
+        for (Stmt *S : Block->body())
+          Exits.TraverseStmt(S);
+      else // a loop's own break and continue stay in it
+        Exits.TraverseStmt(const_cast<Stmt *>(Region));
       for (const auto &[Loc, What] : Exits.Exits) {
         report(Diags, Loc, Level::Error,
-               "this '%0' leaves the data region without its end, which the "
-               "block's '}' holds: the devices' copies would stay and the "
-               "host's would be stale; leave the block at its end")
+               "this '%0' leaves the data region without its end, which "
+               "follows the region's statement: the devices' copies would "
+               "stay and the host's would be stale; leave the statement at "
+               "its end")
             << What;
         report(Diags, Pragma.KeywordLoc, Level::Note,
                "the data region starts here");
@@ -175,7 +215,7 @@ checkDataPragmas(ASTContext &Ctx, const SourceRecord &Record,
       if (!Exits.Exits.empty())
         continue;
     }
-    Placed.push_back({&Pragma, Block});
+    Placed.push_back({&Pragma, Region, *End});
   }
   return Placed;
 }

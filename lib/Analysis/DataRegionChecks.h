@@ -5,16 +5,18 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The data pragmas' check. `#pragma fpm data` takes the block after it: its
-// arrays keep their device copies from loop call to loop call while the
-// block runs (the runtime's fpm_data_begin/fpm_data_end, docs/pragma.md).
-// In C the region's end is a call before the block's '}', so nothing may
-// leave the block any other way (a return, a goto out, a break or continue
-// of an enclosing loop): an error at the exit. In C++ an fpm::DataRegion
-// object ends it on every exit. `#pragma fpm update host(...)` or
-// `device(...)` becomes the call in its place, which must be where a
-// statement may stand. Neither may stand in a partitioned loop. What it
-// accepts, Emit/DataRegions.h rewrites.
+// The data pragmas' check. `#pragma fpm data` takes the block or the loop
+// (`for`, `while`, `do`) after it, as OpenMP's `target data` takes a
+// structured block: its arrays keep their device copies from loop call to
+// loop call while that statement runs (the runtime's fpm_data_begin and
+// fpm_data_end, docs/pragma.md). In C the region's end is a call after the
+// statement, so nothing may leave it any other way (a return, a goto out,
+// a break or continue of an enclosing loop): an error at the exit. In C++
+// an fpm::DataRegion object ends it on every exit. A partitioned loop is
+// not a region's statement: one call moves what it would alone. `#pragma fpm
+// update host(...)` or `device(...)` becomes the call in its place, which must
+// be where a statement may stand. Neither may stand in a partitioned loop. What
+// it accepts, Emit/DataRegions.h rewrites.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,25 +34,28 @@
 
 namespace clang {
 class ASTContext;
-class CompoundStmt;
+class Stmt;
 } // namespace clang
 
 namespace fpm {
 
-/// A data pragma the check accepted: a region with its block, or an update
-/// (no block), which stands where a statement may.
+/// A data pragma the check accepted: a region with its statement (a block
+/// or a loop) and where that statement's text ends, or an update (no
+/// statement), which stands where a statement may.
 struct PlacedDataPragma {
   const DataPragma *Pragma = nullptr;
-  const clang::CompoundStmt *Block = nullptr;
+  const clang::Stmt *Region = nullptr;
+  clang::SourceLocation RegionEnd;
 };
 
-/// Checks Pragmas (in source order), in the file whose function blocks are
-/// Blocks. Partitioned: the partitioned loops, in which no data pragma may
-/// stand. Reports every problem as an error; returns the pragmas it
-/// accepts, in source order.
+/// Checks Pragmas (in source order), in the file of Statements.
+/// Partitioned: the partitioned loops, in which no data pragma may stand
+/// and which none may take. Reports every problem as an error; returns the
+/// pragmas it accepts, in source order.
 std::vector<PlacedDataPragma>
 checkDataPragmas(clang::ASTContext &Ctx, const SourceRecord &Record,
-                 llvm::ArrayRef<DataPragma> Pragmas, const BlockMap &Blocks,
+                 llvm::ArrayRef<DataPragma> Pragmas,
+                 const FileStatements &Statements,
                  llvm::ArrayRef<clang::SourceRange> Partitioned);
 
 } // namespace fpm

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Analysis/OutlineChecks.h"
+#include "Analysis/PragmaPlacement.h"
 
 #include "LoopModel.h"
 
@@ -26,38 +27,6 @@ namespace fpm {
 namespace {
 
 using Level = DiagnosticsEngine::Level;
-
-/// Where the text of Body ends: after its last token, and after the `;`
-/// that ends it when the statement's range leaves that out.
-std::optional<SourceLocation> bodyEnd(const Stmt *Body, const SourceManager &SM,
-                                      const LangOptions &LO) {
-  const Stmt *Last = Body;
-  while (true) {
-    if (const auto *F = dyn_cast<ForStmt>(Last))
-      Last = F->getBody();
-    else if (const auto *W = dyn_cast<WhileStmt>(Last))
-      Last = W->getBody();
-    else if (const auto *R = dyn_cast<CXXForRangeStmt>(Last))
-      Last = R->getBody();
-    else if (const auto *I = dyn_cast<IfStmt>(Last))
-      Last = I->getElse() ? I->getElse() : I->getThen();
-    else if (const auto *S = dyn_cast<SwitchStmt>(Last))
-      Last = S->getBody();
-    else if (const auto *L = dyn_cast<LabelStmt>(Last))
-      Last = L->getSubStmt();
-    else if (const auto *A = dyn_cast<AttributedStmt>(Last))
-      Last = A->getSubStmt();
-    else
-      break;
-  }
-  SourceLocation LastToken = SM.getExpansionRange(Body->getEndLoc()).getEnd();
-  if (isa<CompoundStmt, NullStmt, DeclStmt, CXXTryStmt>(Last))
-    return Lexer::getLocForEndOfToken(LastToken, 0, SM, LO);
-  std::optional<Token> Semi = Lexer::findNextToken(LastToken, SM, LO);
-  if (!Semi || Semi->isNot(tok::semi))
-    return std::nullopt;
-  return Semi->getEndLoc();
-}
 
 /// The array variable E names, if E is one of Arrays named directly
 /// (possibly parenthesised).
@@ -325,7 +294,7 @@ bool planRewrite(ASTContext &Ctx, LoopModel &L) {
   if (L.BodyBegin.isInvalid())
     L.BodyBegin = SM.getExpansionLoc(For->getBody()->getBeginLoc());
   std::optional<SourceLocation> End =
-      bodyEnd(For->getBody(), SM, Ctx.getLangOpts());
+      statementEnd(For->getBody(), SM, Ctx.getLangOpts());
   if (!End) {
     report(Diags, SM.getExpansionLoc(For->getBody()->getBeginLoc()),
            Level::Error, "cannot find where the body of this loop ends");

@@ -9,7 +9,9 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ASTLambda.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
 
 using namespace clang;
 
@@ -38,25 +40,76 @@ public:
 
   bool VisitForStmt(ForStmt *For) {
     SourceLocation Loc = For->getForLoc();
-    if (!Functions.empty() && Loc.isFileID() && SM.isWrittenInMainFile(Loc))
+    if (inMainFunction(Loc)) {
       Out.Loops.try_emplace(Loc, For, Functions.front());
+      Out.LoopStatements.try_emplace(Loc, For);
+    }
+    return true;
+  }
+  bool VisitWhileStmt(WhileStmt *While) {
+    if (inMainFunction(While->getWhileLoc()))
+      Out.LoopStatements.try_emplace(While->getWhileLoc(), While);
+    return true;
+  }
+  bool VisitDoStmt(DoStmt *Do) {
+    if (inMainFunction(Do->getDoLoc()))
+      Out.LoopStatements.try_emplace(Do->getDoLoc(), Do);
+    return true;
+  }
+  bool VisitCXXForRangeStmt(CXXForRangeStmt *For) {
+    if (inMainFunction(For->getForLoc()))
+      Out.LoopStatements.try_emplace(For->getForLoc(), For);
     return true;
   }
 
   bool VisitCompoundStmt(CompoundStmt *Block) {
     SourceLocation Loc = Block->getLBracLoc();
-    if (!Functions.empty() && Loc.isFileID() && SM.isWrittenInMainFile(Loc))
+    if (inMainFunction(Loc))
       Out.Blocks.try_emplace(Loc, Block);
     return true;
   }
 
 private:
+  bool inMainFunction(SourceLocation Loc) const {
+    return !Functions.empty() && Loc.isFileID() && SM.isWrittenInMainFile(Loc);
+  }
+
   const SourceManager &SM;
   FileStatements &Out;
   llvm::SmallVector<const FunctionDecl *, 4> Functions;
 };
 
 } // namespace
+
+std::optional<SourceLocation>
+statementEnd(const Stmt *Body, const SourceManager &SM, const LangOptions &LO) {
+  const Stmt *Last = Body;
+  while (true) {
+    if (const auto *F = dyn_cast<ForStmt>(Last))
+      Last = F->getBody();
+    else if (const auto *W = dyn_cast<WhileStmt>(Last))
+      Last = W->getBody();
+    else if (const auto *R = dyn_cast<CXXForRangeStmt>(Last))
+      Last = R->getBody();
+    else if (const auto *I = dyn_cast<IfStmt>(Last))
+      Last = I->getElse() ? I->getElse() : I->getThen();
+    else if (const auto *S = dyn_cast<SwitchStmt>(Last))
+      Last = S->getBody();
+    else if (const auto *L = dyn_cast<LabelStmt>(Last))
+      Last = L->getSubStmt();
+    else if (const auto *A = dyn_cast<AttributedStmt>(Last))
+      Last = A->getSubStmt();
+    else
+      break;
+  }
+  SourceLocation LastToken = SM.getExpansionRange(Body->getEndLoc()).getEnd();
+  if (isa<CompoundStmt, NullStmt, DeclStmt, CXXTryStmt>(Last))
+    return Lexer::getLocForEndOfToken(LastToken, 0, SM, LO);
+  std::optional<Token> Semi = Lexer::findNextToken(LastToken, SM, LO);
+  if (!Semi || Semi->isNot(tok::semi))
+    return std::nullopt;
+  return Semi->getEndLoc();
+}
 
 FileStatements collectStatements(ASTContext &Ctx) {
   FileStatements Statements;

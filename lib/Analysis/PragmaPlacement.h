@@ -34,6 +34,9 @@ class ASTContext;
 class CompoundStmt;
 class ForStmt;
 class FunctionDecl;
+class LangOptions;
+class SourceManager;
+class Stmt;
 } // namespace clang
 
 namespace fpm {
@@ -50,10 +53,21 @@ struct FileStatements {
                  std::pair<const clang::ForStmt *, const clang::FunctionDecl *>>
       Loops;
   BlockMap Blocks;
+  /// Every `for`, range `for`, `while` and `do`, by its keyword: what a
+  /// data region may take besides a block.
+  llvm::DenseMap<clang::SourceLocation, const clang::Stmt *> LoopStatements;
 };
 
 /// The `for` statements and blocks of Ctx's main file's functions.
 FileStatements collectStatements(clang::ASTContext &Ctx);
+
+/// Where the text of S ends: after its last token, and after the `;` that
+/// ends it when the statement's range leaves that out (`x = 1;`, a `do`
+/// loop, a loop whose body is such a statement). None when no `;` follows
+/// where one must.
+std::optional<clang::SourceLocation>
+statementEnd(const clang::Stmt *S, const clang::SourceManager &SM,
+             const clang::LangOptions &LO);
 
 /// The loop a partition pragma applies to.
 struct PlacedLoop {

@@ -70,12 +70,13 @@ void replacePragma(Rewriter &Rewrite, const DataPragma &Pragma,
 } // namespace
 
 bool emitDataRegions(Rewriter &Rewrite,
-                     llvm::ArrayRef<PlacedDataPragma> Pragmas) {
+                     llvm::ArrayRef<PlacedDataPragma> Pragmas,
+                     std::vector<LoopRegionEnd> &LoopEnds) {
   const bool Cxx = Rewrite.getLangOpts().CPlusPlus;
   unsigned K = 0;
   for (const PlacedDataPragma &E : Pragmas) {
     const DataPragma &Pragma = *E.Pragma;
-    if (!E.Block) { // update
+    if (!E.Region) { // update
       std::string Calls;
       for (const DataPragma::Array &A : Pragma.Arrays) {
         const bool Host = A.Clause == "host";
@@ -117,12 +118,29 @@ bool emitDataRegions(Rewriter &Rewrite,
       Begin += orAbort("fpm_data_begin(" + Name + ", " + Count + ")") + " {";
       End = "} " + orAbort("fpm_data_end(" + Name + ", " + Count + ")") + " ";
     }
-    Rewrite.InsertTextAfter(E.Block->getLBracLoc().getLocWithOffset(1), Begin);
-    if (!End.empty())
-      Rewrite.InsertTextBefore(E.Block->getRBracLoc(), End);
-    replacePragma(Rewrite, Pragma, "");
+    if (const auto *Block = dyn_cast<CompoundStmt>(E.Region)) {
+      Rewrite.InsertTextAfter(Block->getLBracLoc().getLocWithOffset(1), Begin);
+      if (!End.empty())
+        Rewrite.InsertTextBefore(Block->getRBracLoc(), End);
+      replacePragma(Rewrite, Pragma, "");
+      continue;
+    }
+    // A loop: the block it would have had, around it, opened in the
+    // pragma's place.
+    replacePragma(Rewrite, Pragma, "{" + Begin);
+    LoopEnds.push_back({E.RegionEnd, " " + End + "}"});
   }
   return !Pragmas.empty();
+}
+
+void closeLoopRegions(Rewriter &Rewrite,
+                      llvm::ArrayRef<LoopRegionEnd> LoopEnds) {
+  // Before what else ends there (the end of a region on a block, `...;}`);
+  // a region on a loop nested in another's loop ends at the same place, its
+  // end first. No partitioned loop's rewrite ends there (the check refuses
+  // a region's loop whose body is one without braces).
+  for (const LoopRegionEnd &End : LoopEnds)
+    Rewrite.InsertTextBefore(End.Loc, End.Text);
 }
 
 } // namespace fpm

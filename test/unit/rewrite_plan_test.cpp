@@ -162,11 +162,11 @@ public:
     std::vector<SourceRange> Partitioned;
     for (const LoopModel &Loop : Loops)
       Partitioned.push_back({Loop.Pragma->HashLoc, Loop.Loop.For->getEndLoc()});
-    for (const PlacedDataPragma &Placed : checkDataPragmas(
-             Ctx, Record, DataPragmas, Statements.Blocks, Partitioned))
+    for (const PlacedDataPragma &Placed :
+         checkDataPragmas(Ctx, Record, DataPragmas, Statements, Partitioned))
       Out.DataPragmas.push_back(
           std::to_string(SM.getPresumedLineNumber(Placed.Pragma->HashLoc)) +
-          (Placed.Block ? ": region" : ": update"));
+          (Placed.Region ? ": region" : ": update"));
     // Innermost and last first, as they are rewritten.
     std::vector<bool> Rewritable(Loops.size());
     for (size_t I = Loops.size(); I-- > 0;)
@@ -575,10 +575,74 @@ out:;
   EXPECT_EQ(Out.Diagnostics,
             (std::vector<std::string>{
                 "6:7: error: this 'goto' leaves the data region without its "
-                "end, which the block's '}' holds: the devices' copies would "
-                "stay and the host's would be stale; leave the block at its "
-                "end",
+                "end, which follows the region's statement: the devices' "
+                "copies would stay and the host's would be stale; leave the "
+                "statement at its end",
                 "3:13: note: the data region starts here"}));
+}
+
+TEST(DataRegionChecks, ARegionOnALoopKeepsItsOwnBreaks) {
+  // A while, a do and a for take a region as a block does (OpenMP's
+  // structured block); their own break and continue stay in them, and a
+  // goto out of one leaves it.
+  Outcome Out = plan(R"(
+void f(double *a, int n) {
+#pragma fpm data inout(a[0:n])
+  while (n > 0) {
+    if (a[n - 1] > 9)
+      break;
+    n--;
+  }
+#pragma fpm data inout(a[0:n])
+  do
+    n++;
+  while (n < 5);
+#pragma fpm data inout(a[0:n])
+  for (;;) {
+    if (n-- < 0)
+      goto out;
+    continue;
+  }
+out:;
+}
+)");
+  EXPECT_EQ(Out.DataPragmas,
+            (std::vector<std::string>{"3: region", "9: region"}));
+  EXPECT_EQ(Out.Diagnostics,
+            (std::vector<std::string>{
+                "16:7: error: this 'goto' leaves the data region without its "
+                "end, which follows the region's statement: the devices' "
+                "copies would stay and the host's would be stale; leave the "
+                "statement at its end",
+                "13:13: note: the data region starts here"}));
+}
+
+TEST(DataRegionChecks, ALoopWhoseBodyIsAPartitionedLoopNeedsBraces) {
+  // The region's end would fall where the partitioned loop's rewrite
+  // ends; with braces it has a place of its own.
+  Outcome Out = plan(R"(
+void f(double *a, int n) {
+  int i, t;
+#pragma fpm data inout(a[0:n])
+  for (t = 0; t < 3; t++)
+#pragma fpm partition inout(a[i:1])
+    for (i = 0; i < n; i++)
+      a[i] += t;
+#pragma fpm data inout(a[0:n])
+  for (t = 0; t < 3; t++) {
+#pragma fpm partition inout(a[i:1])
+    for (i = 0; i < n; i++)
+      a[i] += t;
+  }
+}
+)");
+  EXPECT_EQ(Out.DataPragmas, std::vector<std::string>{"9: region"});
+  EXPECT_EQ(Out.Diagnostics,
+            (std::vector<std::string>{
+                "5:3: error: the body of this loop ends where the partitioned "
+                "loop in it does, and the data region's end must follow it: "
+                "put the body in braces '{ ... }'",
+                "4:13: note: the pragma is here"}));
 }
 
 TEST(DataRegionChecks, AGotoInsideARegionAndAnExitInCxx) {
