@@ -161,11 +161,15 @@ checkDataPragmas(ASTContext &Ctx, const SourceRecord &Record,
     }
     std::optional<SourceLocation> End =
         Region ? statementEnd(Region, SM, LO) : std::nullopt;
+    // An error at Loc, with a note at the pragma.
+    auto refuse = [&]<unsigned N>(SourceLocation Loc, const char(&Message)[N]) {
+      report(Diags, Loc, Level::Error, Message);
+      report(Diags, Pragma.KeywordLoc, Level::Note, "the pragma is here");
+    };
     if (!Region || !End) {
-      report(Diags, Next ? Next->getLocation() : Pragma.EndLoc, Level::Error,
+      refuse(Next ? Next->getLocation() : Pragma.EndLoc,
              "'#pragma fpm data' must be followed by a block '{ ... }' or a "
              "loop of a function: the region is that statement");
-      report(Diags, Pragma.KeywordLoc, Level::Note, "the pragma is here");
       continue;
     }
     const SourceLocation Begin = SM.getExpansionLoc(Region->getBeginLoc());
@@ -173,11 +177,10 @@ checkDataPragmas(ASTContext &Ctx, const SourceRecord &Record,
           return !SM.isBeforeInTranslationUnit(Begin, R.getBegin()) &&
                  !SM.isBeforeInTranslationUnit(R.getEnd(), Begin);
         })) {
-      report(Diags, Begin, Level::Error,
+      refuse(Begin,
              "'#pragma fpm data' takes a partitioned loop: a region of one "
              "call moves what the call alone would; put the region around "
              "the code that calls the loop again");
-      report(Diags, Pragma.KeywordLoc, Level::Note, "the pragma is here");
       continue;
     }
     // A loop whose body is a partitioned loop, with no braces between,
@@ -188,11 +191,10 @@ checkDataPragmas(ASTContext &Ctx, const SourceRecord &Record,
     if (!isa<CompoundStmt>(Region) &&
         llvm::any_of(Partitioned,
                      [&](SourceRange R) { return R.getEnd() == LastToken; })) {
-      report(Diags, Begin, Level::Error,
+      refuse(Begin,
              "the body of this loop ends where the partitioned loop in it "
              "does, and the data region's end must follow it: put the body "
              "in braces '{ ... }'");
-      report(Diags, Pragma.KeywordLoc, Level::Note, "the pragma is here");
       continue;
     }
     if (!Cxx) {
