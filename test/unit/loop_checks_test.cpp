@@ -13,16 +13,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Analysis/LoopChecks.h"
-#include "Record/PragmaParser.h"
+#include "unit/snippet_loop.hpp"
 
-#include "clang/AST/ASTConsumer.h"
-#include "clang/AST/ASTContext.h"
-#include "clang/ASTMatchers/ASTMatchFinder.h"
-#include "clang/ASTMatchers/ASTMatchers.h"
-#include "clang/Frontend/CompilerInstance.h"
-#include "clang/Frontend/FrontendAction.h"
-#include "clang/Lex/Preprocessor.h"
-#include "clang/Tooling/Tooling.h"
+#include "clang/Basic/Diagnostic.h"
 
 #include <gtest/gtest.h>
 
@@ -32,7 +25,6 @@
 #include <vector>
 
 using namespace clang;
-using namespace clang::ast_matchers;
 
 namespace {
 
@@ -53,76 +45,37 @@ public:
   }
 };
 
-/// Runs the check Name of the table (or, with Name empty, the whole table as
-/// checkLoop does) over the walk of the first partitioned loop of f.
-class CheckAction : public ASTFrontendAction {
-public:
-  CheckAction(std::string Name, std::vector<std::string> &Lines)
-      : Name(std::move(Name)), Lines(Lines) {}
-
-  bool BeginSourceFileAction(CompilerInstance &CI) override {
-    CI.getPreprocessor().AddPragmaHandler(new fpm::FpmPragmaHandler(Pragmas));
-    return true;
-  }
-
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
-                                                 StringRef) override {
-    struct Consumer : ASTConsumer {
-      CheckAction &Action;
-      explicit Consumer(CheckAction &Action) : Action(Action) {}
-      void HandleTranslationUnit(ASTContext &Ctx) override {
-        Action.check(Ctx);
-      }
-    };
-    return std::make_unique<Consumer>(*this);
-  }
-
-private:
-  void check(ASTContext &Ctx) {
-    auto Matches =
-        match(forStmt(hasAncestor(functionDecl(hasName("f")).bind("f")),
-                      unless(hasAncestor(forStmt())))
-                  .bind("for"),
-              Ctx);
-    ASSERT_FALSE(Pragmas.empty());
-    ASSERT_FALSE(Matches.empty());
-    const auto *For = Matches.front().getNodeAs<ForStmt>("for");
-    const auto *Fn = Matches.front().getNodeAs<FunctionDecl>("f");
-    const fpm::detail::LoopCheckInfo *Info =
-        Name.empty() ? nullptr : fpm::detail::findLoopCheck(Name);
-    ASSERT_TRUE(Name.empty() || Info) << Name;
-    // The checks report to Record alone while they run.
-    DiagnosticsEngine &Diags = Ctx.getDiagnostics();
-    Recorder Record;
-    DiagnosticConsumer *Client = Diags.getClient();
-    std::unique_ptr<DiagnosticConsumer> Owner = Diags.takeClient();
-    Diags.setClient(&Record, /*ShouldOwnClient=*/false);
-    fpm::CanonicalLoop Loop;
-    fpm::detail::LoopWalk Walk(Ctx, Pragmas.front(), *Fn, *For);
-    if (Walk.readHeader(Loop))
-      Walk.recordBody();
-    fpm::detail::CheckContext Context{Walk, Loop, {}};
-    if (Info)
-      Info->Create()->run(Context);
-    else
-      fpm::detail::runLoopChecks(Context);
-    Diags.setClient(Client, /*ShouldOwnClient=*/Owner != nullptr);
-    Owner.release();
-    Lines = std::move(Record.Lines);
-  }
-
-  std::string Name;
-  std::vector<fpm::PartitionPragma> Pragmas;
-  std::vector<std::string> &Lines;
-};
-
-/// What the check Name reports on Code's loop in f.
+/// What the check Name of the table (or, with Name empty, the whole table as
+/// checkLoop runs it) reports on Code's loop in f, over its walk.
 std::vector<std::string> run(const std::string &Name, const std::string &Code) {
   std::vector<std::string> Lines;
-  EXPECT_TRUE(tooling::runToolOnCodeWithArgs(
-      std::make_unique<CheckAction>(Name, Lines), Code,
-      {"-std=c99", "-resource-dir=" FPM_CLANG_RESOURCE_DIR}, "input.c"))
-      << Code;
+  const fpm::detail::LoopCheckInfo *Info =
+      Name.empty() ? nullptr : fpm::detail::findLoopCheck(Name);
+  EXPECT_TRUE(Name.empty() || Info) << Name;
+  if (!Name.empty() && !Info)
+    return Lines;
+  const std::string Error =
+      fpm::test::withSnippetLoop(Code, [&](const fpm::test::SnippetLoop &L) {
+        // The checks report to Record alone while they run.
+        DiagnosticsEngine &Diags = L.Ctx.getDiagnostics();
+        Recorder Record;
+        DiagnosticConsumer *Client = Diags.getClient();
+        std::unique_ptr<DiagnosticConsumer> Owner = Diags.takeClient();
+        Diags.setClient(&Record, /*ShouldOwnClient=*/false);
+        fpm::CanonicalLoop Loop;
+        fpm::detail::LoopWalk Walk(L.Ctx, L.Pragma, L.Fn, L.For);
+        if (Walk.readHeader(Loop))
+          Walk.recordBody();
+        fpm::detail::CheckContext Context{Walk, Loop, {}};
+        if (Info)
+          Info->Create()->run(Context);
+        else
+          fpm::detail::runLoopChecks(Context);
+        Diags.setClient(Client, /*ShouldOwnClient=*/Owner != nullptr);
+        Owner.release();
+        Lines = std::move(Record.Lines);
+      });
+  EXPECT_EQ(Error, "") << Code;
   return Lines;
 }
 

@@ -13,16 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Analysis/LoopChecker.h"
-#include "Record/PragmaParser.h"
-
-#include "clang/AST/ASTConsumer.h"
-#include "clang/AST/ASTContext.h"
-#include "clang/ASTMatchers/ASTMatchFinder.h"
-#include "clang/ASTMatchers/ASTMatchers.h"
-#include "clang/Frontend/CompilerInstance.h"
-#include "clang/Frontend/FrontendAction.h"
-#include "clang/Lex/Preprocessor.h"
-#include "clang/Tooling/Tooling.h"
+#include "unit/snippet_loop.hpp"
 
 #include <gtest/gtest.h>
 
@@ -31,7 +22,6 @@
 #include <vector>
 
 using namespace clang;
-using namespace clang::ast_matchers;
 
 namespace {
 
@@ -43,66 +33,23 @@ struct Outcome {
   std::string Error;
 };
 
-class CoverAction : public ASTFrontendAction {
-public:
-  explicit CoverAction(Outcome &Out) : Out(Out) {}
-
-  bool BeginSourceFileAction(CompilerInstance &CI) override {
-    CI.getPreprocessor().AddPragmaHandler(new fpm::FpmPragmaHandler(Pragmas));
-    return true;
-  }
-
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
-                                                 StringRef) override {
-    struct Consumer : ASTConsumer {
-      CoverAction &Action;
-      explicit Consumer(CoverAction &Action) : Action(Action) {}
-      void HandleTranslationUnit(ASTContext &Ctx) override {
-        Action.cover(Ctx);
-      }
-    };
-    return std::make_unique<Consumer>(*this);
-  }
-
-  void cover(ASTContext &Ctx) {
-    if (Pragmas.empty()) {
-      Out.Error = "no pragma";
-      return;
-    }
-    auto Matches =
-        match(forStmt(hasAncestor(functionDecl(hasName("f")).bind("f")),
-                      unless(hasAncestor(forStmt())))
-                  .bind("for"),
-              Ctx);
-    if (Matches.empty()) {
-      Out.Error = "no loop in f";
-      return;
-    }
-    const auto *For = Matches.front().getNodeAs<ForStmt>("for");
-    const auto *Fn = Matches.front().getNodeAs<FunctionDecl>("f");
-    fpm::CanonicalLoop Loop;
-    fpm::LoopVariables Vars;
-    if (!fpm::checkLoop(Ctx, Pragmas.front(), *Fn, *For, Loop, Vars)) {
-      Out.Error = "checkLoop failed";
-      return;
-    }
-    for (const fpm::OutCover &Cover :
-         fpm::checkOutCover(Ctx, Pragmas.front(), *Fn, *For, *Loop.Var))
-      Out.Covers.push_back(Cover);
-  }
-
-private:
-  std::vector<fpm::PartitionPragma> Pragmas;
-  Outcome &Out;
-};
-
 /// The out sections of Code's loop in f, one OutCover each.
 Outcome cover(const std::string &Code) {
   Outcome Out;
-  EXPECT_TRUE(tooling::runToolOnCodeWithArgs(
-      std::make_unique<CoverAction>(Out), Code,
-      {"-std=c99", "-resource-dir=" FPM_CLANG_RESOURCE_DIR}, "input.c"))
-      << Code;
+  const std::string Error =
+      fpm::test::withSnippetLoop(Code, [&](const fpm::test::SnippetLoop &L) {
+        fpm::CanonicalLoop Loop;
+        fpm::LoopVariables Vars;
+        if (!fpm::checkLoop(L.Ctx, L.Pragma, L.Fn, L.For, Loop, Vars)) {
+          Out.Error = "checkLoop failed";
+          return;
+        }
+        for (const fpm::OutCover &Cover :
+             fpm::checkOutCover(L.Ctx, L.Pragma, L.Fn, L.For, *Loop.Var))
+          Out.Covers.push_back(Cover);
+      });
+  if (Out.Error.empty())
+    Out.Error = Error;
   EXPECT_EQ(Out.Error, "") << Code;
   return Out;
 }
