@@ -34,7 +34,7 @@
 //    scalar the code after the loop reads.
 //
 // Both read one CFG of the loop and its dataflow, which is why they share a
-// file of a little under 700 lines.
+// file of some 700 lines.
 //
 // Why not Clang's own uninitialized-values analysis
 // (runUninitializedVariablesAnalysis) over the loop's CFG: it would start

@@ -6,7 +6,7 @@
 //
 // planOffload (Offload.h): whether a loop also runs on OpenCL devices, from
 // its sections' shapes and the kernel KernelEmitter prints, and the remarks
-// that say so. A little over 600 lines: each refusal is decided at the
+// that say so. Some 720 lines: each refusal is decided at the
 // section it names, in the one pass over the clauses that the kernel's
 // request is built from.
 //
