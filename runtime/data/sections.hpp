@@ -71,6 +71,7 @@ struct ArgSection {
 struct SectionRect {
   std::int64_t first = 0, width = 0, rows = 1, pitch = 0;
   std::int64_t last() const { return first + (rows - 1) * pitch + width; }
+  std::int64_t elements() const { return width * rows; }
   friend bool operator==(const SectionRect &, const SectionRect &) = default;
 };
 

@@ -524,8 +524,7 @@ int clusterLoop(MPI_Comm comm, const LoopArguments &arguments) {
             if (arg.kind != FPM_ARG_OUT && arg.row_length == 0)
               for (const SectionRect &rect :
                    sectionRects(ArgSection(arg), range.begin, range.end))
-                bytes +=
-                    static_cast<std::size_t>(rect.rows * rect.width) * arg.size;
+                bytes += static_cast<std::size_t>(rect.elements()) * arg.size;
           return rankCopyCost().seconds(bytes);
         });
       if (plan.kind == ClusterPlan::Kind::Static)

@@ -117,7 +117,7 @@ void copySection(cl_command_queue queue, cl_mem buffer, const KernelArg &arg,
 std::size_t stagedBytes(const KernelArg &arg, Range range, bool toDevice) {
   std::size_t bytes = 0;
   for (const SectionRect &rect : copiedRects(arg, range, toDevice))
-    bytes += static_cast<std::size_t>(rect.width * rect.rows) * arg.size;
+    bytes += static_cast<std::size_t>(rect.elements()) * arg.size;
   return bytes;
 }
 
